@@ -1,0 +1,119 @@
+"""Start and stop BMv2 simple_switch_grpc instances on veth pairs.
+
+Each switch port p is a veth pair: the switch side is given to BMv2, the
+other side ("host side") is where tests and the demo send and receive.
+gRPC listens on loopback only. IPv6 is disabled on both sides so the
+kernel adds no traffic of its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from control_plane import toolchain
+
+_ids = itertools.count()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+def make_veth(a: str, b: str) -> None:
+    subprocess.run(["ip", "link", "del", a], capture_output=True)
+    _ip("link", "add", "name", a, "type", "veth", "peer", "name", b)
+    for dev in (a, b):
+        subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1"], capture_output=True)
+        _ip("link", "set", dev, "mtu", "9000", "up")
+
+
+@dataclass
+class Bmv2Switch:
+    """One simple_switch_grpc process with `ports` on veth pairs."""
+
+    name: str
+    ports: list[int]
+    device_id: int = 1
+    workdir: Path = Path("/tmp/mrc-bmv2")
+    priority_queues: int = 8
+    grpc_port: int = 0
+    tag: str = field(default_factory=lambda: f"m{os.getpid() % 10000}x{next(_ids)}")
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def grpc_addr(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def switch_iface(self, port: int) -> str:
+        return f"{self.tag}s{port}"
+
+    def host_iface(self, port: int) -> str:
+        return f"{self.tag}h{port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / f"{self.name}.log"
+
+    def start(self, timeout: float = 20.0) -> None:
+        binary = toolchain.simple_switch_grpc()
+        reason = toolchain.bmv2_unavailable()
+        if reason or binary is None:
+            raise RuntimeError(reason or "simple_switch_grpc not found")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.grpc_port = self.grpc_port or free_port()
+        for p in self.ports:
+            make_veth(self.switch_iface(p), self.host_iface(p))
+        cmd = [binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.workdir / f"{self.name}-bmv2"), "--log-flush"]
+        for p in self.ports:
+            cmd += ["-i", f"{p}@{self.switch_iface(p)}"]
+        cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--priority-queues", str(self.priority_queues)]
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"{self.name}: simple_switch_grpc exited: {self.log_tail()}")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name}: gRPC did not open on {self.grpc_addr} in {timeout:g} s")
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        for p in self.ports:
+            subprocess.run(["ip", "link", "del", self.switch_iface(p)], capture_output=True)
+
+    def __enter__(self) -> "Bmv2Switch":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,93 @@
+"""mrcctl: plan, install, verify and diff the fabric's switches.
+
+    mrcctl plan TOPO [--device NAME]
+    mrcctl install TOPO [--device NAME ...] [--batch-size N]
+    mrcctl verify TOPO [--device NAME ...]
+    mrcctl diff TOPO [--device NAME ...]
+
+install/verify/diff act on the switches that TOPO's `devices` list, all at
+once; errors name the device and the cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+
+from control_plane import installer, toolchain, topology
+from control_plane import p4_entities as P
+from control_plane import switch_plan as S
+
+
+def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
+    if args.device:
+        state = S.switch_state(topo, args.device[0])
+        for e in state.entries():
+            print(e)
+        return 0
+    kinds: Counter[str] = Counter()
+    largest = 0
+    for name in S.switch_names(topo):
+        state = S.switch_state(topo, name)
+        kinds[name[:2]] += 1
+        largest = max(largest, len(state.routes))
+    print(f"topology {topo.name}: {topo.switches} switches ({kinds['t0']} T0, {kinds['t1']} T1), {topo.nics} NICs")
+    print(f"largest /48 table: {largest} entries; radix of a T0: {topo.hosts_per_t0 + topo.t1_per_plane} ports")
+    return 0
+
+
+async def _each(topo: topology.Topology, names: list[str], action: str, batch: int) -> int:
+    p4info, blob = toolchain.artifacts("switch")
+
+    async def one(name: str) -> str:
+        device = topo.devices[name]
+        desired = [P.to_p4(e) for e in S.switch_state(topo, name).entries()]
+        async with installer.connect(device, p4info, blob if action == "install" else None) as sw:
+            if action == "install":
+                d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch)
+                return f"{name}: installed ({d.summary()})"
+            d = await installer.verify(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+            if action == "diff":
+                lines = [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                return "\n".join([f"{name}: {d.summary()}", *lines])
+            return f"{name}: {'OK' if not d else 'DIFFERS: ' + d.summary()}"
+
+    results = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
+    failed = 0
+    for name, res in zip(names, results):
+        if isinstance(res, BaseException):
+            failed += 1
+            print(f"error: {res}" if isinstance(res, installer.DeviceError) else f"error: {name}: {res}", file=sys.stderr)
+        else:
+            print(res, flush=True)
+            failed += action == "verify" and "DIFFERS" in res
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["plan", "install", "verify", "diff"])
+    ap.add_argument("topology", type=Path)
+    ap.add_argument("--device", action="append", default=[], help="limit to this device (repeatable)")
+    ap.add_argument("--batch-size", type=int, default=installer.DEFAULT_BATCH, help="updates per WriteRequest")
+    args = ap.parse_args(argv)
+    try:
+        topo = topology.load(args.topology)
+    except (topology.TopologyError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "plan":
+        return cmd_plan(topo, args)
+    names = args.device or [n for n in S.switch_names(topo) if n in topo.devices]
+    missing = [n for n in names if n not in topo.devices]
+    if missing:
+        print(f"error: devices: no P4Runtime address for {', '.join(missing)}", file=sys.stderr)
+        return 2
+    return asyncio.run(_each(topo, names, args.command, args.batch_size))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

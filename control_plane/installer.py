@@ -1,0 +1,186 @@
+"""Install, verify and reconcile one device's entries over P4Runtime (finsy).
+
+Reconcile reads the tables the plan owns, diffs them against the desired
+entries and writes only the inserts, modifies and deletes needed, in
+batches. A failed batch is reported exactly (which updates were rejected and
+why); running install again finishes the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator, Callable, Sequence
+
+import finsy as fy
+from finsy.grpcutil import GRPCStatusCode
+
+from control_plane.p4_entities import check_schema
+from control_plane.topology import Device
+
+DEFAULT_BATCH = 1000
+DEFAULT_TIMEOUT = 10.0
+
+
+class DeviceError(RuntimeError):
+    """A device could not be reached, refused an update, or is not primary."""
+
+    def __init__(self, device: str, cause: str):
+        super().__init__(f"{device}: {cause}")
+        self.device = device
+        self.cause = cause
+
+
+@dataclass
+class Diff:
+    inserts: list[fy.P4TableEntry] = field(default_factory=list)
+    modifies: list[fy.P4TableEntry] = field(default_factory=list)
+    deletes: list[fy.P4TableEntry] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserts or self.modifies or self.deletes)
+
+    def summary(self) -> str:
+        return f"{len(self.inserts)} to insert, {len(self.modifies)} to modify, {len(self.deletes)} to delete"
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    device: Device,
+    p4info: Path,
+    p4blob: Path | None = None,
+    *,
+    election_id: int = 10,
+    timeout: float = DEFAULT_TIMEOUT,
+    force_pipeline: bool = False,
+) -> AsyncIterator[fy.Switch]:
+    """Open a primary P4Runtime session; set the pipeline if `p4blob` is given
+    and the device's cookie differs (or `force_pipeline`)."""
+    opts = fy.SwitchOptions(
+        p4info=p4info,
+        p4blob=p4blob,
+        p4force=force_pipeline,
+        device_id=device.device_id,
+        initial_election_id=election_id,
+    )
+    sw = fy.Switch(device.name, device.grpc_addr, opts)
+    try:
+        async with asyncio.timeout(timeout):
+            await sw.__aenter__()
+    except TimeoutError:
+        with contextlib.suppress(Exception):
+            await sw.__aexit__(None, None, None)
+        raise DeviceError(device.name, f"unreachable at {device.grpc_addr} (no answer in {timeout:g} s)") from None
+    except fy.P4ClientError as exc:
+        raise DeviceError(device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}") from None
+    except Exception as exc:  # grpc/OS errors while connecting
+        raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc}") from None
+    try:
+        yield sw
+    finally:
+        await sw.__aexit__(None, None, None)
+
+
+def _key(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
+    pb = ent.encode(schema).table_entry
+    pb.ClearField("action")
+    pb.ClearField("counter_data")
+    pb.ClearField("meter_config")
+    return pb.SerializeToString(deterministic=True)
+
+
+def _value(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
+    return ent.encode(schema).table_entry.action.SerializeToString(deterministic=True)
+
+
+async def read_entries(sw: fy.Switch, tables: Sequence[str], defaults: Sequence[str]) -> list[fy.P4TableEntry]:
+    wanted = [fy.P4TableEntry(t) for t in tables]
+    wanted += [fy.P4TableEntry(t, is_default_action=True) for t in defaults]
+    return [e async for e in sw.read(wanted)]
+
+
+def diff(desired: Sequence[fy.P4TableEntry], actual: Sequence[fy.P4TableEntry], schema: fy.P4Schema) -> Diff:
+    have = {_key(e, schema): e for e in actual}
+    out = Diff()
+    for ent in desired:
+        key = _key(ent, schema)
+        cur = have.pop(key, None)
+        if cur is None:
+            # A default action always exists: it is modified, never inserted.
+            (out.modifies if ent.is_default_action else out.inserts).append(ent)
+        elif _value(cur, schema) != _value(ent, schema):
+            out.modifies.append(ent)
+    out.deletes = [e for e in have.values() if not e.is_default_action]
+    return out
+
+
+def _rejections(exc: fy.P4ClientError, batch: Sequence[fy.P4TableEntry]) -> list[str]:
+    lines = []
+    for index, err in sorted(exc.details.items()):
+        if err.canonical_code == GRPCStatusCode.OK:
+            continue
+        what = batch[index] if index < len(batch) else "?"
+        lines.append(f"update {index} ({what}): {err.canonical_code.name} {err.message}")
+    return lines or [f"{exc.code.name} {exc.message}"]
+
+
+async def write_batched(
+    sw: fy.Switch,
+    updates: Sequence[fy.P4TableEntry],
+    op: str,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Write `updates` as `op` (insert/modify/delete) in batches of
+    `batch_size` updates per WriteRequest; return how many were written."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    method = {"insert": sw.insert, "modify": sw.modify, "delete": sw.delete}[op]
+    done = 0
+    for start in range(0, len(updates), batch_size):
+        batch = updates[start : start + batch_size]
+        try:
+            await method(batch)
+        except fy.P4ClientError as exc:
+            failed = _rejections(exc, batch)
+            raise DeviceError(
+                sw.name,
+                f"partially updated: {done + len(batch) - len(failed)} of {len(updates)} {op}s applied; "
+                f"rejected: " + "; ".join(failed[:5]) + (f" (+{len(failed) - 5} more)" if len(failed) > 5 else "")
+                + "; run install again to reconcile",
+            ) from None
+        done += len(batch)
+        if progress:
+            progress(done)
+    return done
+
+
+async def reconcile(
+    sw: fy.Switch,
+    desired: Sequence[fy.P4TableEntry],
+    tables: Sequence[str],
+    defaults: Sequence[str],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[str, int], None] | None = None,
+) -> Diff:
+    """Bring the device's `tables` to `desired`; return what was changed."""
+    if not sw.is_primary:
+        raise DeviceError(sw.name, f"not primary (election id {sw.election_id} < {sw.primary_id}): cannot write")
+    check_schema(sw.p4info, desired)
+    actual = await read_entries(sw, tables, defaults)
+    d = diff(desired, actual, sw.p4info)
+    # Deletes first frees table space; inserts before modifies is arbitrary.
+    for op, ents in (("delete", d.deletes), ("insert", d.inserts), ("modify", d.modifies)):
+        if ents:
+            cb = (lambda n, op=op: progress(op, n)) if progress else None
+            await write_batched(sw, ents, op, batch_size, cb)
+    return d
+
+
+async def verify(sw: fy.Switch, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]) -> Diff:
+    """Read back and diff: an empty Diff means the device holds `desired`."""
+    actual = await read_entries(sw, tables, defaults)
+    return diff(desired, actual, sw.p4info)

@@ -1,0 +1,194 @@
+"""Switch targets with one interface: the reference model and BMv2.
+
+The demo and the same short behaviour tests run on both: on BMv2 through ptf's dataplane
+and verifiers on veth pairs, on the model through the same matcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Protocol
+
+import ptf
+import ptf.dataplane
+import ptf.ptfutils
+from ptf import testutils
+
+from control_plane import p4_entities as P
+from control_plane import switch_plan as S
+from control_plane.bmv2 import Bmv2Switch
+from control_plane.session import Session
+from control_plane.topology import Device
+from nic_model.switch_model import DROP_REASONS, EVENTS, SwitchModel
+
+POSITIVE_TIMEOUT = 2.0
+NEGATIVE_TIMEOUT = 0.3
+
+
+class SwitchTarget(Protocol):
+    name: str
+    ports: list[int]
+
+    def send(self, port: int, pkt: object) -> None: ...
+    def verify_packet(self, pkt: object, port: int) -> None: ...
+    def verify_no_other_packets(self) -> None: ...
+    def set_qdepth(self, port: int, depth: int) -> None: ...
+    def set_congestion(self, cfg: S.CongestionConfig) -> None: ...
+    def drop_count(self, reason: str) -> int: ...
+    def event_count(self, event: str) -> int: ...
+    def port_counts(self, port: int) -> tuple[int, int, int]: ...
+    def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]: ...
+
+
+class ModelTarget:
+    """The reference model, with a receive queue per port."""
+
+    name = "model"
+
+    def __init__(self, state: S.SwitchState, ports: list[int]):
+        self.model = SwitchModel(state.name)
+        self.model.install(state.entries())
+        self.ports = ports
+        self.received: list[tuple[int, bytes]] = []
+
+    def send(self, port: int, pkt: object) -> None:
+        out = self.model.process(port, bytes(pkt))
+        if out is not None:
+            self.received.append((out.port, out.frame))
+
+    def verify_packet(self, pkt: object, port: int) -> None:
+        for i, (p, frame) in enumerate(self.received):
+            if p == port and ptf.dataplane.match_exp_pkt(pkt, frame):
+                del self.received[i]
+                return
+        raise AssertionError(f"expected packet not received on port {port}; received {self.received!r}")
+
+    def verify_no_other_packets(self) -> None:
+        assert not self.received, f"unexpected packets: {self.received!r}"
+
+    def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        outs = (self.model.process(port, frame) for port, frame in frames)
+        return [(o.port, o.frame) for o in outs if o is not None]
+
+    def set_qdepth(self, port: int, depth: int) -> None:
+        self.model.set_qdepth(port, depth)
+
+    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+        self.model.install([cfg])
+
+    def drop_count(self, reason: str) -> int:
+        return self.model.drops[reason]
+
+    def event_count(self, event: str) -> int:
+        return self.model.events[event]
+
+    def port_counts(self, port: int) -> tuple[int, int, int]:
+        m = self.model
+        return m.port_rx[port], m.port_tx[port], m.port_drop[port]
+
+
+class _PtfTest:
+    """What ptf.testutils needs of a test object."""
+
+    def __init__(self, dataplane: ptf.dataplane.DataPlane):
+        self.dataplane = dataplane
+
+    def before_send(self, pkt: bytes, device_number: int = 0, port_number: int = -1) -> None:
+        pass
+
+    def at_receive(self, pkt: bytes, device_number: int = 0, port_number: int = -1) -> None:
+        pass
+
+    def fail(self, msg: str) -> None:
+        raise AssertionError(msg)
+
+
+def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
+    """A ptf DataPlane on device 0 with the given port -> interface map."""
+    ptf.config.update({"relax": False, "platform": "eth", "qlen": 100})
+    ptf.ptfutils.default_timeout = POSITIVE_TIMEOUT
+    ptf.ptfutils.default_negative_timeout = NEGATIVE_TIMEOUT
+    logging.getLogger("dataplane").setLevel(logging.WARNING)
+    dp = ptf.dataplane.DataPlane(ptf.config)
+    for port, iface in ifaces.items():
+        dp.port_add(iface, 0, port)
+    return dp
+
+
+class Bmv2Target:
+    """A simple_switch_grpc running the switch program, driven by ptf."""
+
+    name = "bmv2"
+
+    def __init__(self, state: S.SwitchState, ports: list[int], p4info: Path, p4blob: Path):
+        self.state = state
+        self.ports = ports
+        self.bmv2 = Bmv2Switch(state.name, ports)
+        self.bmv2.start()
+        try:
+            device = Device(state.name, self.bmv2.grpc_addr, self.bmv2.device_id)
+            self.session = Session(device, p4info, p4blob)
+            self.session.reconcile([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+            self.dataplane = ptf_dataplane({p: self.bmv2.host_iface(p) for p in ports})
+        except BaseException:
+            self.bmv2.stop()
+            raise
+        self.test = _PtfTest(self.dataplane)
+
+    def close(self) -> None:
+        self.dataplane.kill()
+        self.session.close()
+        self.bmv2.stop()
+
+    def send(self, port: int, pkt: object) -> None:
+        testutils.send_packet(self.test, port, pkt)
+
+    def verify_packet(self, pkt: object, port: int) -> None:
+        testutils.verify_packet(self.test, pkt, port)
+
+    def verify_no_other_packets(self) -> None:
+        testutils.verify_no_other_packets(self.test)
+
+    def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        return burst(self.dataplane, frames)
+
+    def flush(self) -> None:
+        self.dataplane.flush()
+
+    def set_qdepth(self, port: int, depth: int) -> None:
+        self.session.write_register("port_qdepth", port, depth)
+
+    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+        self.session.write([~P.to_p4(cfg)])
+
+    def drop_count(self, reason: str) -> int:
+        return self.session.counter("drop_reasons", DROP_REASONS.index(reason))[0]
+
+    def event_count(self, event: str) -> int:
+        return self.session.counter("congestion_events", EVENTS.index(event))[0]
+
+    def port_counts(self, port: int) -> tuple[int, int, int]:
+        return (
+            self.session.counter("port_rx", port)[0],
+            self.session.counter("port_tx", port)[0],
+            self.session.counter("port_drop", port)[0],
+        )
+
+
+
+
+def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:
+    """Send (port, frame) pairs in small paced chunks (no queue builds up),
+    then gather every frame received until `quiet` seconds pass with none."""
+    for i in range(0, len(frames), chunk):
+        for port, frame in frames[i : i + chunk]:
+            dp.send(0, port, frame)
+        time.sleep(0.01)
+    out: list[tuple[int, bytes]] = []
+    while True:
+        res = dp.poll(device_number=0, timeout=quiet)
+        if not isinstance(res, dp.PollSuccess):
+            return out
+        out.append((res.port, bytes(res.packet)))

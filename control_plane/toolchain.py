@@ -1,0 +1,78 @@
+"""Find the P4 toolchain: P4C_BM2_SS, SIMPLE_SWITCH_GRPC override PATH."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD_DIR = REPO / "bmv2_configs" / "build"
+
+# program name -> main P4 file (relative to the repo, so p4c's output, which
+# records source paths, is the same on every machine).
+PROGRAMS = {"switch": "p4src/switch/switch.p4"}
+
+
+def tool(env: str, name: str) -> str | None:
+    """Path of a tool from its environment variable, else from PATH."""
+    value = os.environ.get(env)
+    if value:
+        return value if os.access(value, os.X_OK) else None
+    return shutil.which(name)
+
+
+def p4c() -> str | None:
+    return tool("P4C_BM2_SS", "p4c-bm2-ss")
+
+
+def simple_switch_grpc() -> str | None:
+    return tool("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")
+
+
+def bmv2_unavailable() -> str | None:
+    """Why BMv2 tests cannot run here, or None when they can."""
+    if simple_switch_grpc() is None:
+        return "simple_switch_grpc not found (PATH or $SIMPLE_SWITCH_GRPC); see README 'Toolchain'"
+    if os.geteuid() != 0:
+        return "BMv2 tests need root to create veth pairs"
+    if shutil.which("ip") is None:
+        return "iproute2 'ip' command not found"
+    return None
+
+
+def artifacts(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:
+    """(P4Info text, BMv2 JSON) of a program."""
+    return out_dir / f"{program}.p4info.txtpb", out_dir / f"{program}.json"
+
+
+def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:
+    """Compile `program` with p4c-bm2-ss into `out_dir`; raise on failure."""
+    compiler = p4c()
+    if compiler is None:
+        raise FileNotFoundError("p4c-bm2-ss not found (PATH or $P4C_BM2_SS)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p4info, json_path = artifacts(program, out_dir)
+    cmd = [
+        compiler, "--arch", "v1model", "--std", "p4-16", "-DTARGET_V1MODEL",
+        "--p4runtime-files", str(p4info), "-o", str(json_path), PROGRAMS[program],
+    ]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"p4c failed for {program}:\n{proc.stderr}")
+    return p4info, json_path
+
+
+def main() -> None:
+    """`python -m control_plane.toolchain`: compile every program (make build)."""
+    if p4c() is None:
+        print("p4c-bm2-ss not found: using the committed JSON and P4Info in bmv2_configs/build/")
+        return
+    for program in PROGRAMS:
+        p4info, json_path = compile_program(program)
+        print(f"compiled {program}: {json_path.relative_to(REPO)}, {p4info.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()

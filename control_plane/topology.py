@@ -1,0 +1,217 @@
+"""The declarative topology file (YAML) and its validation.
+
+Every error names the field path and the reason, and is raised before
+anything touches a device. The format is documented in docs/topology.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_PLANES = 8  # plane is 3 bits of a uSID
+MAX_INDEX = 2**11  # index is 11 bits of a uSID
+MAX_BMV2_PORTS = 511  # v1model ports are 9 bits; 511 is BMv2's drop port
+
+DSCP_DEFAULTS = {
+    "control": 46,
+    "data_trimmable": 8,
+    "data_no_trim": 10,
+    "data_trimmable_retx": 12,
+    "trimmed": 16,
+    "trimmed_lasthop": 18,
+}
+CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256}
+# Ethernet + outer IPv6 + inner IPv6 + UDP + BTH + MRC data extension.
+MIN_TRIM_BYTES = 14 + 40 + 40 + 8 + 12 + 16
+
+
+class TopologyError(ValueError):
+    """A bad topology file: `path` names the field, the message the reason."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where one device's P4Runtime server listens."""
+
+    name: str
+    grpc_addr: str
+    device_id: int
+
+
+@dataclass(frozen=True)
+class Congestion:
+    ecn_threshold: int
+    trim_threshold: int
+    trim_bytes: int
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    planes: int
+    t0_per_plane: int
+    t1_per_plane: int
+    hosts_per_t0: int
+    usid_block: ipaddress.IPv6Network
+    nic_prefix: ipaddress.IPv6Network
+    congestion: Congestion
+    dscp: dict[str, int]
+    devices: dict[str, Device] = field(default_factory=dict)
+
+    # T0 port numbering: downlink k is port k, uplink j is port H + j.
+    def t0_downlink_port(self, k: int) -> int:
+        return k
+
+    def t0_uplink_port(self, j: int) -> int:
+        return self.hosts_per_t0 + j
+
+    # T1 port numbering: downlink r is port r.
+    def t1_downlink_port(self, r: int) -> int:
+        return r
+
+    @property
+    def nics(self) -> int:
+        return self.t0_per_plane * self.hosts_per_t0
+
+    @property
+    def switches(self) -> int:
+        return self.planes * (self.t0_per_plane + self.t1_per_plane)
+
+
+def _get(data: dict[str, Any], key: str, path: str) -> Any:
+    if key not in data:
+        raise TopologyError(f"{path}{key}", "missing key")
+    return data[key]
+
+
+def _int(data: dict[str, Any], key: str, path: str, lo: int, hi: int, default: int | None = None) -> int:
+    if default is not None and key not in data:
+        return default
+    value = _get(data, key, path)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TopologyError(f"{path}{key}", f"expected an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise TopologyError(f"{path}{key}", f"{value} is outside {lo}..{hi}")
+    return value
+
+
+def _net(data: dict[str, Any], key: str, path: str, default: str, plen: int) -> ipaddress.IPv6Network:
+    raw = data.get(key, default)
+    try:
+        net = ipaddress.IPv6Network(str(raw))
+    except ValueError as exc:
+        raise TopologyError(f"{path}{key}", f"not an IPv6 prefix: {exc}") from None
+    if net.prefixlen != plen:
+        raise TopologyError(f"{path}{key}", f"must be a /{plen}, got /{net.prefixlen}")
+    return net
+
+
+def parse(data: Any, source: str = "<topology>") -> Topology:
+    """Validate a topology loaded from YAML; raise TopologyError on any fault."""
+    if not isinstance(data, dict):
+        raise TopologyError(source, "the file must hold a mapping")
+    known = {
+        "name", "planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0",
+        "usid_block", "nic_prefix", "congestion", "dscp", "devices",
+    }
+    for key in data:
+        if key not in known:
+            raise TopologyError(str(key), "unknown key")
+    planes = _int(data, "planes", "", 1, MAX_PLANES)
+    rows = _int(data, "t0_per_plane", "", 1, MAX_INDEX)
+    spines = _int(data, "t1_per_plane", "", 1, MAX_INDEX)
+    hosts = _int(data, "hosts_per_t0", "", 1, MAX_INDEX)
+    if hosts + spines > MAX_BMV2_PORTS:
+        raise TopologyError("hosts_per_t0", f"a T0 needs {hosts} + {spines} ports, over {MAX_BMV2_PORTS}")
+    if rows > MAX_BMV2_PORTS:
+        raise TopologyError("t0_per_plane", f"a T1 needs {rows} ports, over {MAX_BMV2_PORTS}")
+    block = _net(data, "usid_block", "", "fcbb:bb00::/32", 32)
+    nic_prefix = _net(data, "nic_prefix", "", "fd00:0:0:1::/64", 64)
+
+    cong_raw = data.get("congestion", {}) or {}
+    if not isinstance(cong_raw, dict):
+        raise TopologyError("congestion", "expected a mapping")
+    for key in cong_raw:
+        if key not in CONGESTION_DEFAULTS:
+            raise TopologyError(f"congestion.{key}", "unknown key")
+    congestion = Congestion(
+        ecn_threshold=_int(cong_raw, "ecn_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["ecn_threshold"]),
+        trim_threshold=_int(cong_raw, "trim_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["trim_threshold"]),
+        trim_bytes=_int(cong_raw, "trim_bytes", "congestion.", MIN_TRIM_BYTES, 9000, CONGESTION_DEFAULTS["trim_bytes"]),
+    )
+
+    dscp_raw = data.get("dscp", {}) or {}
+    if not isinstance(dscp_raw, dict):
+        raise TopologyError("dscp", "expected a mapping")
+    for key in dscp_raw:
+        if key not in DSCP_DEFAULTS:
+            raise TopologyError(f"dscp.{key}", "unknown DSCP class")
+    dscp = {k: _int(dscp_raw, k, "dscp.", 0, 63, v) for k, v in DSCP_DEFAULTS.items()}
+    seen: dict[int, str] = {}
+    for cls, value in dscp.items():
+        if value in seen:
+            raise TopologyError(f"dscp.{cls}", f"value {value} is already used by dscp.{seen[value]}")
+        seen[value] = cls
+
+    topo = Topology(
+        name=str(data.get("name", "unnamed")),
+        planes=planes,
+        t0_per_plane=rows,
+        t1_per_plane=spines,
+        hosts_per_t0=hosts,
+        usid_block=block,
+        nic_prefix=nic_prefix,
+        congestion=congestion,
+        dscp=dscp,
+    )
+    devices = _parse_devices(data.get("devices", []) or [], topo)
+    return Topology(**{**topo.__dict__, "devices": devices})
+
+
+def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
+    if not isinstance(raw, list):
+        raise TopologyError("devices", "expected a list")
+    from control_plane.addressing import device_names  # noqa: PLC0415 (cycle)
+
+    valid = device_names(topo)
+    devices: dict[str, Device] = {}
+    addrs: dict[tuple[str, int], str] = {}
+    for i, item in enumerate(raw):
+        path = f"devices[{i}]."
+        if not isinstance(item, dict):
+            raise TopologyError(f"devices[{i}]", "expected a mapping")
+        name = _get(item, "name", path)
+        if name not in valid:
+            raise TopologyError(f"{path}name", f"{name!r} is not a device of this topology")
+        if name in devices:
+            raise TopologyError(f"{path}name", f"{name!r} is listed twice")
+        grpc = str(_get(item, "grpc", path))
+        host, _, port = grpc.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise TopologyError(f"{path}grpc", f"expected host:port, got {grpc!r}")
+        device_id = _int(item, "device_id", path, 0, 2**64 - 1, 1)
+        key = (grpc, device_id)
+        if key in addrs:
+            raise TopologyError(f"{path}grpc", f"{grpc} device {device_id} is already used by {addrs[key]}")
+        addrs[key] = name
+        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id)
+    return devices
+
+
+def load(path: str | Path) -> Topology:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise TopologyError(str(path), f"not valid YAML: {exc}") from None
+    return parse(data, str(path))

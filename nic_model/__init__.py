@@ -1,0 +1,1 @@
+"""Python models of MRC: the endpoint (NIC) and the fabric's switches."""

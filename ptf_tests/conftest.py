@@ -1,0 +1,54 @@
+"""Fixtures: a `target` parametrized over the reference model and BMv2.
+
+The BMv2 switch is started once per session (simple_switch_grpc on veth
+pairs, gRPC on loopback), loaded with the committed JSON and P4Info, and
+given the demo T0's tables by our installer. Where BMv2 cannot run, the
+bmv2 cases are skipped with the reason; the model cases always run.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from control_plane import toolchain
+from ptf_tests.lib.fabric import T0, T0_PORTS
+from control_plane.targets import Bmv2Target, ModelTarget
+
+
+def bmv2_skip_reason(program: str = "switch") -> str | None:
+    reason = toolchain.bmv2_unavailable()
+    if reason:
+        return reason
+    for path in toolchain.artifacts(program):
+        if not path.exists():
+            return f"{path.name} missing: run 'make build' (needs p4c)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def bmv2_t0() -> Iterator[Bmv2Target]:
+    reason = bmv2_skip_reason()
+    if reason:
+        pytest.skip(f"BMv2: {reason}")
+    p4info, blob = toolchain.artifacts("switch")
+    target = Bmv2Target(T0, T0_PORTS, p4info, blob)
+    yield target
+    target.close()
+
+
+@pytest.fixture(params=["model", "bmv2"])
+def target(request: pytest.FixtureRequest):
+    if request.param == "model":
+        yield ModelTarget(T0, T0_PORTS)
+        return
+    t: Bmv2Target = request.getfixturevalue("bmv2_t0")
+    t.flush()
+    for port in T0_PORTS:
+        t.set_qdepth(port, 0)
+    t.set_congestion(T0.congestion)
+    yield t
+    t.set_congestion(T0.congestion)
+    for port in T0_PORTS:
+        t.set_qdepth(port, 0)

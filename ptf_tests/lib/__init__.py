@@ -1,0 +1,1 @@
+"""Domain-level test helpers shared by the PTF suites (fabric-tna style)."""
