@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 build: $(VENV)/.installed
 	$(PY) -m control_plane.toolchain
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(SHELL_VENV)/.installed
 	$(PY) -m pytest
 
 run: $(VENV)/.installed

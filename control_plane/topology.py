@@ -15,7 +15,9 @@ import yaml
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
 MAX_INDEX = 2**11  # index is 11 bits of a uSID
-MAX_BMV2_PORTS = 511  # v1model ports are 9 bits; 511 is BMv2's drop port
+# Ports are 9 bits in v1model (and 512-port switches in DESIGN.md). BMv2
+# reserves 511 as its drop port: a full-radix T0 loses its last uplink there.
+MAX_PORTS = 512
 
 DSCP_DEFAULTS = {
     "control": 46,
@@ -131,10 +133,10 @@ def parse(data: Any, source: str = "<topology>") -> Topology:
     rows = _int(data, "t0_per_plane", "", 1, MAX_INDEX)
     spines = _int(data, "t1_per_plane", "", 1, MAX_INDEX)
     hosts = _int(data, "hosts_per_t0", "", 1, MAX_INDEX)
-    if hosts + spines > MAX_BMV2_PORTS:
-        raise TopologyError("hosts_per_t0", f"a T0 needs {hosts} + {spines} ports, over {MAX_BMV2_PORTS}")
-    if rows > MAX_BMV2_PORTS:
-        raise TopologyError("t0_per_plane", f"a T1 needs {rows} ports, over {MAX_BMV2_PORTS}")
+    if hosts + spines > MAX_PORTS:
+        raise TopologyError("hosts_per_t0", f"a T0 needs {hosts} + {spines} ports, over {MAX_PORTS}")
+    if rows > MAX_PORTS:
+        raise TopologyError("t0_per_plane", f"a T1 needs {rows} ports, over {MAX_PORTS}")
     block = _net(data, "usid_block", "", "fcbb:bb00::/32", 32)
     nic_prefix = _net(data, "nic_prefix", "", "fd00:0:0:1::/64", 64)
 

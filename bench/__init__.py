@@ -1,0 +1,1 @@
+"""`make bench`: speed and scale figures, written to bench/results/."""

@@ -1,0 +1,40 @@
+"""Run every benchmark and write the figures to bench/results/latest.md.
+
+Figures are ratios against a baseline measured in the same run: batched vs
+one update per Write for the P4Runtime install; the switch program vs a
+bare L2 program for BMv2 packet rate.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+
+from bench import bmv2_rate, install_rate
+from control_plane import toolchain
+
+RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
+
+
+def main() -> int:
+    lines = [
+        f"# Benchmarks, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+        f"machine: {platform.machine()}, Python {platform.python_version()}, "
+        f"simple_switch_grpc: {toolchain.simple_switch_grpc() or 'absent'}",
+        "",
+    ]
+    for bench in (install_rate, bmv2_rate):
+        print(f"running {bench.__name__} ...", flush=True)
+        section = bench.run()
+        print("\n".join(section), flush=True)
+        lines += section + [""]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines))
+    print(f"figures written to {RESULTS.relative_to(toolchain.REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""BMv2 packets per second of the switch program vs a bare L2 forwarding
+program, in the same run: one stream of carriers in on a downlink and out
+of an uplink, sent from a raw socket, counted on the other side."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import threading
+import time
+
+import finsy as fy
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from control_plane import addressing as A
+from control_plane import p4_entities as P
+from control_plane import switch_plan as S
+from control_plane import toolchain, topology
+from control_plane.bmv2 import Bmv2Switch
+from control_plane.session import Session
+from control_plane.topology import Device
+
+DEMO = topology.load(toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml")
+PACKETS = 20000
+IN_PORT, OUT_PORT = 0, 2
+
+
+def _frame() -> bytes:
+    sids = [A.usid(A.TIER_T0, 0, 0), A.usid(A.TIER_T1, 0, 0), A.usid(A.TIER_T0, 0, 1), A.usid(A.TIER_DL, 0, 0)]
+    pkt = (Ether(src="02:01:00:00:00:00", dst="02:00:40:00:00:00")
+           / IPv6(src="fd00:0:0:1::", dst=str(A.carrier(DEMO, sids)), hlim=64)
+           / UDP(sport=1, dport=4791) / bytes(200))
+    return bytes(pkt)
+
+
+def _measure(sw: Bmv2Switch) -> tuple[float, int]:
+    """(received packets per second, received count) for PACKETS sent."""
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    tx.bind((sw.host_iface(IN_PORT), 0))
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    rx.bind((sw.host_iface(OUT_PORT), 0))
+    rx.settimeout(1.0)
+    got = [0, 0.0]
+
+    def receive() -> None:
+        while True:
+            try:
+                rx.recv(2048)
+            except TimeoutError:
+                return
+            got[0] += 1
+            got[1] = time.perf_counter()
+
+    t = threading.Thread(target=receive)
+    t.start()
+    frame = _frame()
+    start = time.perf_counter()
+    for i in range(PACKETS):
+        tx.send(frame)
+        if i % 64 == 63:
+            time.sleep(0.0005)  # let BMv2's input thread keep up
+    t.join()
+    tx.close()
+    rx.close()
+    return (got[0] / (got[1] - start) if got[0] else 0.0), got[0]
+
+
+def _program(name: str, setup) -> tuple[float, int]:
+    p4info, blob = toolchain.artifacts(name)
+    with Bmv2Switch(f"bench-{name}", ports=[IN_PORT, OUT_PORT]) as sw:
+        with Session(Device(name, sw.grpc_addr, sw.device_id), p4info, blob) as s:
+            setup(s)
+            return _measure(sw)
+
+
+def _switch_setup(s: Session) -> None:
+    state = S.t0_state(DEMO, 0, 0)
+    # Thresholds out of reach: measure forwarding, not congestion drops.
+    state.congestion = dataclasses.replace(state.congestion, ecn_threshold=2**19 - 1, trim_threshold=2**19 - 1)
+    s.reconcile([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+
+
+def _l2_setup(s: Session) -> None:
+    s.write([+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))])
+
+
+def run() -> list[str]:
+    out = ["## BMv2 packet rate, switch program vs bare L2 forwarding"]
+    reason = toolchain.bmv2_unavailable()
+    missing = [n for n in ("switch", "l2fwd") if not toolchain.artifacts(n)[1].exists()]
+    if reason or missing:
+        return out + [f"skipped: {reason or ', '.join(missing) + ' JSON missing'}"]
+    l2_pps, l2_n = _program("l2fwd", _l2_setup)
+    sw_pps, sw_n = _program("switch", _switch_setup)
+    out += [
+        f"- sent {PACKETS} frames of {len(_frame())} bytes per program",
+        f"- bare L2: {l2_pps:,.0f} pkt/s ({l2_n} received)",
+        f"- MRC switch: {sw_pps:,.0f} pkt/s ({sw_n} received)",
+        f"- switch / L2 rate: {sw_pps / l2_pps:.2f}" if l2_pps else "- L2 baseline received nothing",
+    ]
+    return out

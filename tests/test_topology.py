@@ -1,0 +1,69 @@
+"""Topology validation: every error names the field path and the reason."""
+
+import pytest
+
+from control_plane import topology
+from control_plane.topology import TopologyError
+
+BASE = {"planes": 2, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 2}
+
+
+def err(data) -> TopologyError:
+    with pytest.raises(TopologyError) as info:
+        topology.parse(data)
+    return info.value
+
+
+def test_demo_file_loads_with_defaults_and_devices():
+    topo = topology.load(topology.Path(__file__).parent.parent / "bmv2_configs/topologies/demo.yaml")
+    assert (topo.planes, topo.nics, topo.switches) == (2, 4, 8)
+    assert topo.dscp["trimmed_lasthop"] == 18
+    assert topo.devices["t1-p1-s1"].grpc_addr == "127.0.0.1:50008"
+
+
+def test_missing_key_named():
+    e = err({k: v for k, v in BASE.items() if k != "hosts_per_t0"})
+    assert (e.path, e.reason) == ("hosts_per_t0", "missing key")
+
+
+def test_plane_count_over_8():
+    e = err({**BASE, "planes": 9})
+    assert e.path == "planes" and "1..8" in e.reason
+
+
+def test_index_must_fit_11_bits():
+    assert err({**BASE, "t1_per_plane": 2049}).path == "t1_per_plane"
+
+
+def test_t0_radix_over_bmv2_ports():
+    assert "ports" in err({**BASE, "hosts_per_t0": 300, "t1_per_plane": 256}).reason
+
+
+def test_unknown_key_and_wrong_type():
+    assert err({**BASE, "spines": 3}).path == "spines"
+    assert "integer" in err({**BASE, "planes": "two"}).reason
+
+
+def test_block_must_be_a_32():
+    e = err({**BASE, "usid_block": "fcbb::/48"})
+    assert e.path == "usid_block" and "/32" in e.reason
+
+
+def test_trim_bytes_below_header_stack():
+    e = err({**BASE, "congestion": {"trim_bytes": 64}})
+    assert e.path == "congestion.trim_bytes"
+
+
+def test_duplicate_dscp_value():
+    e = err({**BASE, "dscp": {"trimmed": 8}})
+    assert e.path in ("dscp.trimmed", "dscp.data_trimmable") and "already used" in e.reason
+
+
+def test_device_errors_name_the_list_entry():
+    dev = {"name": "t0-p0-r0", "grpc": "127.0.0.1:50001", "device_id": 1}
+    assert err({**BASE, "devices": [{**dev, "name": "t9-x"}]}).path == "devices[0].name"
+    assert err({**BASE, "devices": [dev, dev]}).reason == "'t0-p0-r0' is listed twice"
+    two = [dev, {**dev, "name": "t0-p0-r1"}]
+    e = err({**BASE, "devices": two})
+    assert e.path == "devices[1].grpc" and "already used by t0-p0-r0" in e.reason
+    assert err({**BASE, "devices": [{**dev, "grpc": "nohost"}]}).path == "devices[0].grpc"
