@@ -49,6 +49,7 @@ class Bmv2Switch:
     workdir: Path = Path("/tmp/mrc-bmv2")
     priority_queues: int = 8
     grpc_port: int = 0
+    thrift_port: int = 0
     tag: str = field(default_factory=lambda: f"m{os.getpid() % 10000}x{next(_ids)}")
     proc: subprocess.Popen[bytes] | None = None
 
@@ -73,9 +74,11 @@ class Bmv2Switch:
             raise RuntimeError(reason or "simple_switch_grpc not found")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.grpc_port = self.grpc_port or free_port()
+        self.thrift_port = self.thrift_port or free_port()
         for p in self.ports:
             make_veth(self.switch_iface(p), self.host_iface(p))
-        cmd = [binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.workdir / f"{self.name}-bmv2"), "--log-flush"]
+        cmd = [binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.workdir / f"{self.name}-bmv2"), "--log-flush",
+               "--thrift-port", str(self.thrift_port)]
         for p in self.ports:
             cmd += ["-i", f"{p}@{self.switch_iface(p)}"]
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--priority-queues", str(self.priority_queues)]
@@ -92,6 +95,18 @@ class Bmv2Switch:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"{self.name}: gRPC did not open on {self.grpc_addr} in {timeout:g} s")
+
+    def cli(self, commands: list[str]) -> str:
+        """Run BMv2 runtime CLI commands over Thrift (for what P4Runtime on
+        PI cannot do, such as register writes); raise if one fails."""
+        cli = toolchain.tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI")
+        if cli is None:
+            raise RuntimeError("simple_switch_CLI not found (PATH or $SIMPLE_SWITCH_CLI)")
+        proc = subprocess.run([cli, "--thrift-port", str(self.thrift_port)], input="\n".join(commands) + "\n",
+                              capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0 or "Error" in proc.stdout or "Invalid" in proc.stdout:
+            raise RuntimeError(f"{self.name}: simple_switch_CLI {commands}: {proc.stdout[-500:]}{proc.stderr[-500:]}")
+        return proc.stdout
 
     def log_tail(self, lines: int = 20) -> str:
         try:

@@ -69,6 +69,3 @@ class Session:
         [ent] = self.read([fy.P4CounterEntry(name, index=index)])
         data = ent.data
         return (data.packet_count, data.byte_count) if data else (0, 0)
-
-    def write_register(self, name: str, index: int, value: int) -> None:
-        self.write([~fy.P4RegisterEntry(name, index=index, data=value)])

@@ -136,6 +136,7 @@ class Bmv2Target:
             self.bmv2.stop()
             raise
         self.test = _PtfTest(self.dataplane)
+        self.dirty_ports: set[int] = set()
 
     def close(self) -> None:
         self.dataplane.kill()
@@ -154,11 +155,18 @@ class Bmv2Target:
     def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
         return burst(self.dataplane, frames)
 
-    def flush(self) -> None:
-        self.dataplane.flush()
-
     def set_qdepth(self, port: int, depth: int) -> None:
-        self.session.write_register("port_qdepth", port, depth)
+        # PI has no P4Runtime register writes: BMv2's Thrift runtime does it.
+        self.bmv2.cli([f"register_write port_qdepth {port} {depth}"])
+        self.dirty_ports.add(port)
+
+    def reset(self) -> None:
+        """Between tests: empty queues, zero depths set by a test, planned config."""
+        self.dataplane.flush()
+        if self.dirty_ports:
+            self.bmv2.cli([f"register_write port_qdepth {p} 0" for p in sorted(self.dirty_ports)])
+            self.dirty_ports.clear()
+        self.set_congestion(self.state.congestion)
 
     def set_congestion(self, cfg: S.CongestionConfig) -> None:
         self.session.write([~P.to_p4(cfg)])

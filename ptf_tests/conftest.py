@@ -44,11 +44,6 @@ def target(request: pytest.FixtureRequest):
         yield ModelTarget(T0, T0_PORTS)
         return
     t: Bmv2Target = request.getfixturevalue("bmv2_t0")
-    t.flush()
-    for port in T0_PORTS:
-        t.set_qdepth(port, 0)
-    t.set_congestion(T0.congestion)
+    t.reset()
     yield t
-    t.set_congestion(T0.congestion)
-    for port in T0_PORTS:
-        t.set_qdepth(port, 0)
+    t.reset()
