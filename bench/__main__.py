@@ -11,7 +11,7 @@ import datetime
 import platform
 import sys
 
-from bench import bmv2_rate, install_rate
+from bench import bmv2_rate, install_rate, plan_scale
 from control_plane import toolchain
 
 RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
@@ -25,7 +25,7 @@ def main() -> int:
         f"simple_switch_grpc: {toolchain.simple_switch_grpc() or 'absent'}",
         "",
     ]
-    for bench in (install_rate, bmv2_rate):
+    for bench in (plan_scale, install_rate, bmv2_rate):
         print(f"running {bench.__name__} ...", flush=True)
         section = bench.run()
         print("\n".join(section), flush=True)

@@ -1,13 +1,15 @@
 """A switch's desired state (DESIGN.md section 4) as plain data.
 
-One small dataclass per entry kind; `to_p4` in p4_entities turns them into
+One small dataclass per entry kind (slots, not frozen: frozen dataclasses
+cost 2x to build, and a full fabric plans 3 million of them; treat them as
+immutable). Route lists are shared by all switches of a plane and tier; `to_p4` in p4_entities turns them into
 P4Runtime entities. Tables are O(ports): nothing here grows with NICs.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
@@ -18,18 +20,18 @@ CLASS_TRIMMABLE = 1
 CLASS_PRIORITY = 2
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class MyUsid:
     locator: int  # 48-bit block:uSID
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class UsidRoute:
     locator: int
     port: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PortNeighbour:
     port: int
     src_mac: int
@@ -37,13 +39,13 @@ class PortNeighbour:
     host_facing: bool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DscpClass:
     dscp: int
     cls: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CongestionConfig:
     ecn_threshold: int
     trim_threshold: int
@@ -66,61 +68,103 @@ class SwitchState:
         return [self.my_usid, *self.routes, *self.neighbours, *self.dscp_classes, self.congestion]
 
 
-def _common(topo: Topology, name: str, sid: int) -> SwitchState:
-    d = topo.dscp
-    classes = [
-        DscpClass(d["data_trimmable"], CLASS_TRIMMABLE),
-        DscpClass(d["data_trimmable_retx"], CLASS_TRIMMABLE),
-        DscpClass(d["data_no_trim"], CLASS_NORMAL),
-        DscpClass(d["control"], CLASS_PRIORITY),
-        DscpClass(d["trimmed"], CLASS_PRIORITY),
-        DscpClass(d["trimmed_lasthop"], CLASS_PRIORITY),
-    ]
-    c = topo.congestion
-    cong = CongestionConfig(c.ecn_threshold, c.trim_threshold, c.trim_bytes, d["trimmed"], d["trimmed_lasthop"])
-    return SwitchState(name, sid, MyUsid(A.locator48(topo, sid)), cong, dscp_classes=classes)
+class Planner:
+    """Plans switch states for one topology, caching what switches share."""
+
+    def __init__(self, topo: Topology):
+        self.topo = topo
+        d = topo.dscp
+        c = topo.congestion
+        self.classes = [
+            DscpClass(d["data_trimmable"], CLASS_TRIMMABLE),
+            DscpClass(d["data_trimmable_retx"], CLASS_TRIMMABLE),
+            DscpClass(d["data_no_trim"], CLASS_NORMAL),
+            DscpClass(d["control"], CLASS_PRIORITY),
+            DscpClass(d["trimmed"], CLASS_PRIORITY),
+            DscpClass(d["trimmed_lasthop"], CLASS_PRIORITY),
+        ]
+        self.congestion = CongestionConfig(c.ecn_threshold, c.trim_threshold, c.trim_bytes, d["trimmed"], d["trimmed_lasthop"])
+        self._t0_routes: dict[int, list[UsidRoute]] = {}
+        self._t1_routes: dict[int, list[UsidRoute]] = {}
+
+    def _state(self, name: str, sid: int) -> SwitchState:
+        return SwitchState(name, sid, MyUsid(A.locator48(self.topo, sid)), replace(self.congestion),
+                           dscp_classes=list(self.classes))
+
+    def t0_routes(self, plane: int) -> list[UsidRoute]:
+        """Every T1 of the plane to its uplink, every downlink uSID to its port."""
+        if plane not in self._t0_routes:
+            t = self.topo
+            self._t0_routes[plane] = [
+                UsidRoute(A.locator48(t, A.usid(A.TIER_T1, plane, j)), t.t0_uplink_port(j)) for j in range(t.t1_per_plane)
+            ] + [
+                UsidRoute(A.locator48(t, A.usid(A.TIER_DL, plane, k)), t.t0_downlink_port(k)) for k in range(t.hosts_per_t0)
+            ]
+        return self._t0_routes[plane]
+
+    def t1_routes(self, plane: int) -> list[UsidRoute]:
+        if plane not in self._t1_routes:
+            t = self.topo
+            self._t1_routes[plane] = [
+                UsidRoute(A.locator48(t, A.usid(A.TIER_T0, plane, r)), t.t1_downlink_port(r)) for r in range(t.t0_per_plane)
+            ]
+        return self._t1_routes[plane]
+
+    def t0_state(self, plane: int, row: int) -> SwitchState:
+        t = self.topo
+        sid = A.usid(A.TIER_T0, plane, row)
+        state = self._state(A.t0_name(plane, row), sid)
+        state.routes = self.t0_routes(plane)
+        mine = A.switch_mac(sid, 0)
+        t1_base = A.switch_mac(A.usid(A.TIER_T1, plane, 0), t.t1_downlink_port(row))
+        up = t.t0_uplink_port(0)
+        state.neighbours = [
+            PortNeighbour(up + j, mine + up + j, t1_base + (j << 16), False) for j in range(t.t1_per_plane)
+        ] + [
+            PortNeighbour(t.t0_downlink_port(k), mine + t.t0_downlink_port(k), A.nic_mac(plane, row * t.hosts_per_t0 + k), True)
+            for k in range(t.hosts_per_t0)
+        ]
+        return state
+
+    def t1_state(self, plane: int, spine: int) -> SwitchState:
+        t = self.topo
+        sid = A.usid(A.TIER_T1, plane, spine)
+        state = self._state(A.t1_name(plane, spine), sid)
+        state.routes = self.t1_routes(plane)
+        mine = A.switch_mac(sid, 0)
+        t0_base = A.switch_mac(A.usid(A.TIER_T0, plane, 0), t.t0_uplink_port(spine))
+        state.neighbours = [
+            PortNeighbour(t.t1_downlink_port(r), mine + t.t1_downlink_port(r), t0_base + (r << 16), False)
+            for r in range(t.t0_per_plane)
+        ]
+        return state
+
+    def switch_state(self, name: str) -> SwitchState:
+        """The desired state of the switch called `name` (e.g. t0-p0-r1)."""
+        topo = self.topo
+        m = _NAME.match(name)
+        kind, plane, index = (m.group(1), int(m.group(2)), int(m.group(3))) if m else ("", -1, -1)
+        limit = topo.t0_per_plane if kind == "t0" else topo.t1_per_plane
+        if not m or not 0 <= plane < topo.planes or not 0 <= index < limit or name != (
+            A.t0_name(plane, index) if kind == "t0" else A.t1_name(plane, index)
+        ):
+            raise ValueError(f"{name!r} is not a switch of topology {topo.name!r}")
+        return self.t0_state(plane, index) if kind == "t0" else self.t1_state(plane, index)
 
 
 def t0_state(topo: Topology, plane: int, row: int) -> SwitchState:
-    sid = A.usid(A.TIER_T0, plane, row)
-    state = _common(topo, A.t0_name(plane, row), sid)
-    for j in range(topo.t1_per_plane):
-        port = topo.t0_uplink_port(j)
-        peer = A.usid(A.TIER_T1, plane, j)
-        state.routes.append(UsidRoute(A.locator48(topo, peer), port))
-        state.neighbours.append(PortNeighbour(port, A.switch_mac(sid, port), A.switch_mac(peer, topo.t1_downlink_port(row)), False))
-    for k in range(topo.hosts_per_t0):
-        port = topo.t0_downlink_port(k)
-        state.routes.append(UsidRoute(A.locator48(topo, A.usid(A.TIER_DL, plane, k)), port))
-        nic = row * topo.hosts_per_t0 + k
-        state.neighbours.append(PortNeighbour(port, A.switch_mac(sid, port), A.nic_mac(plane, nic), True))
-    return state
+    return Planner(topo).t0_state(plane, row)
 
 
 def t1_state(topo: Topology, plane: int, spine: int) -> SwitchState:
-    sid = A.usid(A.TIER_T1, plane, spine)
-    state = _common(topo, A.t1_name(plane, spine), sid)
-    for r in range(topo.t0_per_plane):
-        port = topo.t1_downlink_port(r)
-        peer = A.usid(A.TIER_T0, plane, r)
-        state.routes.append(UsidRoute(A.locator48(topo, peer), port))
-        state.neighbours.append(PortNeighbour(port, A.switch_mac(sid, port), A.switch_mac(peer, topo.t0_uplink_port(spine)), False))
-    return state
-
-
-_NAME = re.compile(r"^(t0|t1)-p(\d+)-[rs](\d+)$")
+    return Planner(topo).t1_state(plane, spine)
 
 
 def switch_state(topo: Topology, name: str) -> SwitchState:
-    """The desired state of the switch called `name` (e.g. t0-p0-r1)."""
-    m = _NAME.match(name)
-    kind, plane, index = (m.group(1), int(m.group(2)), int(m.group(3))) if m else ("", -1, -1)
-    limit = topo.t0_per_plane if kind == "t0" else topo.t1_per_plane
-    if not m or not 0 <= plane < topo.planes or not 0 <= index < limit or name != (
-        A.t0_name(plane, index) if kind == "t0" else A.t1_name(plane, index)
-    ):
-        raise ValueError(f"{name!r} is not a switch of topology {topo.name!r}")
-    return t0_state(topo, plane, index) if kind == "t0" else t1_state(topo, plane, index)
+    return Planner(topo).switch_state(name)
+
+
+_NAME = re.compile(r"^(t0|t1)-p(\d+)-[rs](\d+)$")
 
 
 def switch_names(topo: Topology) -> list[str]:

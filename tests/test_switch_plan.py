@@ -74,3 +74,16 @@ def test_every_nic_pair_on_every_plane_through_every_spine_arrives():
                     assert dev == A.nic_name(dst)
                     assert hops == (1 if a == b else 3)
                     assert Ether(frame)[IPv6].hlim == 64 - hops
+
+
+def test_neighbour_macs_are_the_peer_ports_own_macs():
+    planner = S.Planner(TOPO)
+    for plane in range(TOPO.planes):
+        for r in range(TOPO.t0_per_plane):
+            t0 = {n.port: n for n in planner.t0_state(plane, r).neighbours}
+            for j in range(TOPO.t1_per_plane):
+                t1 = {n.port: n for n in planner.t1_state(plane, j).neighbours}
+                up, down = t0[TOPO.t0_uplink_port(j)], t1[TOPO.t1_downlink_port(r)]
+                assert (up.dst_mac, down.dst_mac) == (down.src_mac, up.src_mac)
+            for k in range(TOPO.hosts_per_t0):
+                assert t0[k].dst_mac == A.nic_mac(plane, r * TOPO.hosts_per_t0 + k)
