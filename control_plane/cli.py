@@ -1,6 +1,6 @@
 """mrcctl: plan, install, verify and diff the fabric's switches.
 
-    mrcctl plan TOPO [--device NAME]
+    mrcctl plan TOPO [--device NAME] [--write DIR]
     mrcctl install TOPO [--device NAME ...] [--batch-size N]
     mrcctl verify TOPO [--device NAME ...]
     mrcctl diff TOPO [--device NAME ...]
@@ -12,6 +12,8 @@ once; errors name the device and the cause.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import asyncio
 import sys
 from collections import Counter
@@ -29,14 +31,40 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
             print(e)
         return 0
     kinds: Counter[str] = Counter()
+    entries: Counter[str] = Counter()
     largest = 0
+    planner = S.Planner(topo)
     for name in S.switch_names(topo):
-        state = S.switch_state(topo, name)
+        state = planner.switch_state(name)
         kinds[name[:2]] += 1
+        entries[name[:2]] += len(state.entries())
         largest = max(largest, len(state.routes))
+        if args.write:
+            args.write.mkdir(parents=True, exist_ok=True)
+            (args.write / f"{name}.json").write_text(json.dumps(state_json(state), indent=1) + "\n")
     print(f"topology {topo.name}: {topo.switches} switches ({kinds['t0']} T0, {kinds['t1']} T1), {topo.nics} NICs")
-    print(f"largest /48 table: {largest} entries; radix of a T0: {topo.hosts_per_t0 + topo.t1_per_plane} ports")
+    for kind in ("t0", "t1"):
+        print(f"  {kind.upper()}: {entries[kind] // max(kinds[kind], 1)} entries each")
+    radix = max(topo.hosts_per_t0 + topo.t1_per_plane, topo.t0_per_plane)
+    print(f"largest /48 table: {largest} entries; switch radix used: {radix} of {topology.MAX_PORTS} ports")
+    if args.write:
+        print(f"wrote {topo.switches} device files to {args.write}")
     return 0
+
+
+def state_json(state: S.SwitchState) -> dict[str, object]:
+    """A switch's planned tables as JSON-ready data (hex for keys and MACs)."""
+    return {
+        "name": state.name,
+        "my_usid": f"{state.my_usid.locator:012x}",
+        "usid_route": {f"{r.locator:012x}": r.port for r in state.routes},
+        "port_neighbour": {
+            str(n.port): {"src_mac": f"{n.src_mac:012x}", "dst_mac": f"{n.dst_mac:012x}", "host_facing": n.host_facing}
+            for n in state.neighbours
+        },
+        "dscp_class": {str(d.dscp): d.cls for d in state.dscp_classes},
+        "congestion_config": dataclasses.asdict(state.congestion),
+    }
 
 
 async def _each(topo: topology.Topology, names: list[str], action: str, batch: int) -> int:
@@ -72,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=["plan", "install", "verify", "diff"])
     ap.add_argument("topology", type=Path)
     ap.add_argument("--device", action="append", default=[], help="limit to this device (repeatable)")
+    ap.add_argument("--write", type=Path, help="plan: write one JSON file per device into this folder")
     ap.add_argument("--batch-size", type=int, default=installer.DEFAULT_BATCH, help="updates per WriteRequest")
     args = ap.parse_args(argv)
     try:
