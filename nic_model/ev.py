@@ -1,0 +1,165 @@
+"""Entropy values (EVs) and their sender-side state (DESIGN.md sections 5, 7).
+
+EV format (32 bits): EV[2:0] plane, EV[10:3] spine, EV[31:11] tells apart
+EVs that share a path. The concepts follow the OCP MRC controller API
+(`mrc_ctl.h`): an EV profile per QP (its EVs, spread evenly over the
+planes, in a power-of-two slot table), per-EV state, EV events, probes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+class EvState(enum.Enum):
+    GOOD = "GOOD"
+    SKIP = "SKIP"  # skipped for one rotation after ECN or a TRIMMED NACK
+    ASSUMED_BAD = "ASSUMED_BAD"  # lost a packet: replaced, probed, restored
+    DENIED = "DENIED"  # set by the operator
+
+
+class EvEvent(enum.Enum):
+    ACK = "ack"
+    ECN = "ecn"
+    NACK_TRIMMED = "nack_trimmed"
+    NACK_TRIMMED_LASTHOP = "nack_trimmed_lasthop"
+    LOSS = "loss"
+    PROBE_OK = "probe_ok"
+    PROBE_LOST = "probe_lost"
+
+
+def make_ev(plane: int, spine: int, salt: int = 0) -> int:
+    if not 0 <= plane < 8 or not 0 <= spine < 256 or not 0 <= salt < 2**21:
+        raise ValueError(f"EV fields out of range: plane {plane}, spine {spine}, salt {salt}")
+    return (salt << 11) | (spine << 3) | plane
+
+
+def ev_plane(ev: int) -> int:
+    return ev & 0x7
+
+
+def ev_spine(ev: int) -> int:
+    return (ev >> 3) & 0xFF
+
+
+@dataclass
+class EvProfile:
+    """A QP's EVs. `home` is the configured rotation (a power of two long);
+    `slots` what each slot uses now; `backups` the spare EVs of each plane
+    from which a slot whose EV is retired is refilled."""
+
+    home: list[int]
+    backups: dict[int, list[int]]
+    restore_after: int = 3  # good probes in a row needed to restore an EV
+
+    slots: list[int] = field(default_factory=list)
+    state: dict[int, EvState] = field(default_factory=dict)
+    good_probes: Counter[int] = field(default_factory=Counter)
+    next_slot: int = 0
+    log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
+    slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
+
+    def __post_init__(self) -> None:
+        n = len(self.home)
+        if n == 0 or n & (n - 1):
+            raise ValueError(f"slot count must be a power of two, got {n}")
+        self.slots = list(self.home)
+        for ev in [*self.home, *(e for pool in self.backups.values() for e in pool)]:
+            self.state.setdefault(ev, EvState.GOOD)
+
+    @classmethod
+    def spread(cls, planes: int, spines: int, slots: int, backups_per_plane: int = 2, salt: int = 0) -> "EvProfile":
+        """`slots` EVs spread evenly over the planes and, within a plane, over
+        the spines; backups use the spines the rotation leaves free, if any."""
+        if slots % planes:
+            raise ValueError(f"{slots} slots do not spread evenly over {planes} planes")
+        per_plane = slots // planes
+        rotation, backups = [], {}
+        for p in range(planes):
+            used = [(salt + i) % spines for i in range(per_plane)]
+            free = [s for s in range(spines) if s not in used] or used
+            backups[p] = [make_ev(p, free[i % len(free)], salt=(1 << 20) | i) for i in range(backups_per_plane)]
+            rotation.append([make_ev(p, s, salt=(salt + i) // spines) for i, s in enumerate(used)])
+        # Interleave planes so consecutive packets use different planes.
+        return cls([rotation[p][i] for i in range(per_plane) for p in range(planes)], backups)
+
+    def next_ev(self) -> int:
+        """The EV of the next packet: the rotation's next slot, passing over a
+        SKIP slot once (it becomes GOOD) and any slot that is not GOOD. If no
+        slot is GOOD the rotation is used as it is (degraded, not stopped)."""
+        n = len(self.slots)
+        for _ in range(2 * n):
+            ev = self.slots[self.next_slot]
+            self.next_slot = (self.next_slot + 1) & (n - 1)
+            st = self.state[ev]
+            if st is EvState.GOOD:
+                return ev
+            if st is EvState.SKIP:
+                self.state[ev] = EvState.GOOD  # skipped for this rotation only
+        for _ in range(n):
+            ev = self.slots[self.next_slot]
+            self.next_slot = (self.next_slot + 1) & (n - 1)
+            if self.state[ev] is not EvState.DENIED:
+                return ev
+        raise RuntimeError("every EV of the QP is DENIED")
+
+    def _set(self, ev: int, event: EvEvent, st: EvState) -> None:
+        self.state[ev] = st
+        self.log.append((ev, event, st))
+
+    def event(self, ev: int, event: EvEvent) -> None:
+        """Apply an EV event (DESIGN.md section 7)."""
+        st = self.state.get(ev)
+        if st is None:
+            return  # not an EV of this profile
+        if event in (EvEvent.ECN, EvEvent.NACK_TRIMMED) and st is EvState.GOOD:
+            self._set(ev, event, EvState.SKIP)
+        elif event is EvEvent.LOSS and st in (EvState.GOOD, EvState.SKIP):
+            self._set(ev, event, EvState.ASSUMED_BAD)
+            self.good_probes[ev] = 0
+            self._vacate(ev)
+        elif event is EvEvent.PROBE_OK and st is EvState.ASSUMED_BAD:
+            self.good_probes[ev] += 1
+            if self.good_probes[ev] >= self.restore_after:
+                self._set(ev, event, EvState.GOOD)
+                self._return_home(ev)
+        elif event is EvEvent.PROBE_LOST and st is EvState.ASSUMED_BAD:
+            self.good_probes[ev] = 0
+        # ACK and TRIMMED_LASTHOP leave the state as it is: a last-hop trim
+        # says the receiver, not the path, is the bottleneck.
+
+    def deny(self, ev: int) -> None:
+        self._set(ev, EvEvent.LOSS, EvState.DENIED)
+        self._vacate(ev)
+
+    def allow(self, ev: int) -> None:
+        if self.state.get(ev) is EvState.DENIED:
+            self._set(ev, EvEvent.PROBE_OK, EvState.GOOD)
+            self._return_home(ev)
+
+    def _write(self, slot: int, ev: int) -> None:
+        self.slots[slot] = ev
+        self.slot_writes.append((slot, ev))
+
+    def _vacate(self, ev: int) -> None:
+        """Give every slot now using `ev` a GOOD spare of the same plane."""
+        pool = self.backups[ev_plane(ev)]
+        for i, cur in enumerate(self.slots):
+            if cur != ev:
+                continue
+            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
+            if spare is None:
+                return  # no spare: the slot keeps its EV, passed over while not GOOD
+            self._write(i, spare)
+
+    def _return_home(self, ev: int) -> None:
+        """Put a restored EV back in its home slots."""
+        for i, h in enumerate(self.home):
+            if h == ev and self.slots[i] != ev:
+                self._write(i, ev)
+
+    def probing(self) -> list[int]:
+        """EVs to probe in the background."""
+        return [ev for ev, st in self.state.items() if st is EvState.ASSUMED_BAD]

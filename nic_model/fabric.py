@@ -1,0 +1,90 @@
+"""A fabric model between MRC endpoints, for experiments and model tests.
+
+Each EV names a path; a PathProfile says what that path does to packets:
+lose them (`broken` or at random), trim data, mark ECN. A trimmed data
+packet is turned into a NACK to the sender, as the receiving NIC's pipeline
+does (DESIGN.md section 5), with reason TRIMMED or TRIMMED_LASTHOP.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+
+from nic_model import headers as H
+from nic_model.endpoint import CE, DSCP, Endpoint, ev_from, ev_to_fields
+from nic_model.sim import Sim
+
+
+@dataclass
+class PathProfile:
+    broken: bool = False
+    loss: float = 0.0
+    trim: float = 0.0
+    lasthop: bool = False  # trims happen at the last hop (receiver bottleneck)
+    ecn: float = 0.0
+
+
+@dataclass
+class FabricStats:
+    delivered: int = 0
+    lost: int = 0
+    trimmed: int = 0
+    ecn_marked: int = 0
+    by_ev: dict[int, int] = field(default_factory=dict)
+
+
+class PathFabric:
+    def __init__(self, sim: Sim, seed: int = 0, latency: float = 10.0, default: PathProfile | None = None):
+        self.sim = sim
+        self.rng = random.Random(seed)
+        self.latency = latency
+        self.default = default or PathProfile()
+        self.paths: dict[int, PathProfile] = {}
+        self.endpoints: dict[str, Endpoint] = {}
+        self.stats = FabricStats()
+
+    def attach(self, ep: Endpoint) -> None:
+        self.endpoints[ep.addr] = ep
+
+    def sender(self, ep: Endpoint):
+        return lambda raw: self.send(ep, raw)
+
+    def send(self, src: Endpoint, raw: bytes) -> None:
+        pkt = IPv6(raw)
+        ev = ev_from(pkt)
+        self.stats.by_ev[ev] = self.stats.by_ev.get(ev, 0) + 1
+        prof = self.paths.get(ev, self.default)
+        is_data = H.BTH in pkt and pkt[H.BTH].opcode in H.DATA_OPCODES
+        if prof.broken or self.rng.random() < prof.loss:
+            self.stats.lost += 1
+            return
+        dst = self.endpoints.get(str(pkt.dst))
+        if dst is None:
+            return
+        if is_data and self.rng.random() < prof.trim:
+            self.stats.trimmed += 1
+            self.sim.at(self.latency, lambda: src.receive(self._nack(dst, pkt, prof.lasthop)))
+            return
+        if is_data and pkt.tc & 3 and self.rng.random() < prof.ecn:
+            pkt.tc |= CE
+            raw = bytes(pkt)
+            self.stats.ecn_marked += 1
+        self.stats.delivered += 1
+        self.sim.at(self.latency, lambda: dst.receive(raw))
+
+    @staticmethod
+    def _nack(receiver: Endpoint, pkt: IPv6, lasthop: bool) -> bytes:
+        """The NACK the receiving NIC sends for a trimmed data packet."""
+        qp = receiver.qps[pkt[H.BTH].dqpn]
+        ev = ev_from(pkt)
+        sport, fl = ev_to_fields(ev)
+        reason = H.NACK_TRIMMED_LASTHOP if lasthop else H.NACK_TRIMMED
+        nack = (IPv6(src=pkt.dst, dst=pkt.src, tc=DSCP["control"] << 2, fl=fl)
+                / UDP(sport=sport, dport=H.ROCE_PORT)
+                / H.BTH(opcode=H.OP_NACK, dqpn=qp.peer_qpn, psn=pkt[H.BTH].psn)
+                / H.MRCNack(ev=ev, reason=reason, psn=pkt[H.BTH].psn))
+        return bytes(nack)

@@ -1,0 +1,77 @@
+"""EV format and the per-QP EV profile state machine."""
+
+import pytest
+
+from nic_model.ev import EvEvent, EvProfile, EvState, ev_plane, ev_spine, make_ev
+
+
+def test_ev_format_plane_spine_salt():
+    ev = make_ev(plane=5, spine=200, salt=3)
+    assert (ev_plane(ev), ev_spine(ev), ev >> 11) == (5, 200, 3)
+    with pytest.raises(ValueError):
+        make_ev(8, 0)
+
+
+def test_slots_must_be_a_power_of_two():
+    with pytest.raises(ValueError, match="power of two"):
+        EvProfile([make_ev(0, s) for s in range(6)], {0: []})
+
+
+def test_spread_interleaves_planes_and_keeps_backups_apart():
+    p = EvProfile.spread(planes=4, spines=8, slots=16)
+    assert [ev_plane(e) for e in p.home[:8]] == [0, 1, 2, 3, 0, 1, 2, 3]
+    backups = {e for pool in p.backups.values() for e in pool}
+    assert not backups & set(p.home)
+    assert all(ev_plane(b) == plane for plane, pool in p.backups.items() for b in pool)
+
+
+def test_skip_lasts_one_rotation():
+    p = EvProfile.spread(planes=2, spines=2, slots=4)
+    ev = p.home[1]
+    p.event(ev, EvEvent.ECN)
+    assert p.state[ev] is EvState.SKIP
+    first = [p.next_ev() for _ in range(3)]
+    assert ev not in first and p.state[ev] is EvState.GOOD
+    assert ev in [p.next_ev() for _ in range(4)]
+
+
+def test_lasthop_nack_and_ack_leave_state():
+    p = EvProfile.spread(planes=2, spines=2, slots=4)
+    ev = p.home[0]
+    p.event(ev, EvEvent.NACK_TRIMMED_LASTHOP)
+    p.event(ev, EvEvent.ACK)
+    assert p.state[ev] is EvState.GOOD and p.log == []
+
+
+def test_loss_retires_to_same_plane_backup_and_probes_restore():
+    p = EvProfile.spread(planes=2, spines=4, slots=8)
+    ev = p.home[2]
+    p.event(ev, EvEvent.LOSS)
+    assert p.state[ev] is EvState.ASSUMED_BAD and ev not in p.slots
+    assert ev_plane(p.slots[2]) == ev_plane(ev) and p.probing() == [ev]
+    p.event(ev, EvEvent.PROBE_OK)
+    p.event(ev, EvEvent.PROBE_LOST)  # a lost probe starts the count again
+    for _ in range(2):
+        p.event(ev, EvEvent.PROBE_OK)
+    assert p.state[ev] is EvState.ASSUMED_BAD
+    p.event(ev, EvEvent.PROBE_OK)
+    assert p.state[ev] is EvState.GOOD and p.slots[2] == ev
+    assert p.slot_writes[-1] == (2, ev)
+
+
+def test_denied_by_operator_until_allowed():
+    p = EvProfile.spread(planes=2, spines=4, slots=8)
+    ev = p.home[5]
+    p.deny(ev)
+    assert ev not in p.slots and ev not in p.probing()
+    assert ev not in [p.next_ev() for _ in range(16)]
+    p.allow(ev)
+    assert p.slots[5] == ev and p.state[ev] is EvState.GOOD
+
+
+def test_no_spare_left_keeps_slot_but_passes_over_it():
+    p = EvProfile.spread(planes=1, spines=2, slots=2, backups_per_plane=0)
+    bad = p.home[0]
+    p.event(bad, EvEvent.LOSS)
+    assert p.slots[0] == bad
+    assert {p.next_ev() for _ in range(4)} == {p.home[1]}
