@@ -19,7 +19,7 @@ from control_plane import addressing as A
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import toolchain, topology
-from control_plane.targets import Bmv2Target, ModelTarget
+from control_plane.targets import SwitchBmv2Target, SwitchModelTarget
 
 SPORT = 0x1000
 DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"
@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         reason = f"{blob} missing"
     if reason is None:
         print(f"starting {state.name} on BMv2 simple_switch_grpc, ports {ports}")
-        target: Bmv2Target | ModelTarget = Bmv2Target(state, ports, p4info, blob)
+        target: SwitchBmv2Target | SwitchModelTarget = SwitchBmv2Target(state, ports)
         diff = target.session.verify([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         print(f"installed {len(state.entries())} entries over P4Runtime; read back: {'OK' if not diff else diff.summary()}")
     else:
         print(f"BMv2 not used ({reason}): running {state.name} on the reference model")
-        target = ModelTarget(state, ports)
+        target = SwitchModelTarget(state, ports)
         print(f"installed {len(state.entries())} entries into the model")
     try:
         frames = demo_frames(topo, state)
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{text:34} {in_port:>3} {port:>4}  {before} -> {ip.dst}  (hop limit {ip.hlim})")
         print(f"\ndrops by reason: {_drops(target)}")
     finally:
-        if isinstance(target, Bmv2Target):
+        if isinstance(target, SwitchBmv2Target):
             target.close()
     return 0
 

@@ -7,11 +7,14 @@ from typing import Iterable
 
 import finsy as fy
 
+from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 
 # Tables the switch plan owns: reconcile reads and diffs exactly these.
 SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
 SWITCH_DEFAULTS = ("congestion_config",)
+NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer")
+NIC_DEFAULTS = ("nic_config",)
 
 
 class P4InfoMismatch(ValueError):
@@ -45,7 +48,31 @@ def to_p4(entry: object) -> fy.P4TableEntry:
                     dscp_trimmed_lasthop=dtl,
                 ),
             )
+        case N.NicConfig(block, row, addr, dc, dt, dtl):
+            return fy.P4TableEntry(
+                "nic_config",
+                is_default_action=True,
+                action=fy.Action("set_nic", block=block, my_row=row, my_addr=addr, dscp_control=dc,
+                                 dscp_trimmed=dt, dscp_trimmed_lasthop=dtl),
+            )
+        case N.DestRow(row, same):
+            return fy.P4TableEntry("dest_row", match=fy.Match(row=row), action=fy.Action("set_row", same_row=int(same), row=row))
+        case N.PlanePort(plane, port, src, smac, dmac):
+            return fy.P4TableEntry("plane_port", match=fy.Match(plane=plane),
+                                   action=fy.Action("set_plane", port=port, src_addr=src, src_mac=smac, dst_mac=dmac))
+        case N.QpEv(qpn, index, base, mask):
+            return fy.P4TableEntry("qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask))
+        case N.SlotEv(slot, ev):
+            return fy.P4TableEntry("slot_ev", match=fy.Match(slot=slot), action=fy.Action("set_ev", ev=ev))
+        case N.EvStats(ev):
+            return fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev), action=fy.Action("count_ev"))
+        case N.QpPeer(qpn, peer):
+            return fy.P4TableEntry("qp_peer", match=fy.Match(qpn=qpn), action=fy.Action("set_peer", qpn=peer))
     raise TypeError(f"no P4 table for {entry!r}")
+
+
+def notice_session(session: N.NoticeSession) -> fy.P4CloneSessionEntry:
+    return fy.P4CloneSessionEntry(session.session, replicas=[(session.port, 1)])
 
 
 def check_schema(schema: fy.P4Schema, entities: Iterable[fy.P4TableEntry]) -> None:

@@ -1,7 +1,8 @@
-"""Switch targets with one interface: the reference model and BMv2.
+"""Targets with one interface: a reference model or BMv2.
 
-The demo and the same short behaviour tests run on both: on BMv2 through ptf's dataplane
-and verifiers on veth pairs, on the model through the same matcher.
+The demo and the same short behaviour tests run on both: on BMv2 through
+ptf's dataplane and verifiers on veth pairs, on a model through the same
+matcher. Switch and NIC targets add their own counters and knobs.
 """
 
 from __future__ import annotations
@@ -9,37 +10,248 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, Sequence
 
+import finsy as fy
 import ptf
 import ptf.dataplane
 import ptf.ptfutils
 from ptf import testutils
 
+from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane import toolchain
 from control_plane.bmv2 import Bmv2Switch
 from control_plane.session import Session
 from control_plane.topology import Device
+from nic_model.nic_pipeline import NIC_DROPS, NicModel
 from nic_model.switch_model import DROP_REASONS, EVENTS, SwitchModel
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3
 
 
-class SwitchTarget(Protocol):
+class Target(Protocol):
     name: str
     ports: list[int]
 
     def send(self, port: int, pkt: object) -> None: ...
     def verify_packet(self, pkt: object, port: int) -> None: ...
     def verify_no_other_packets(self) -> None: ...
-    def set_qdepth(self, port: int, depth: int) -> None: ...
-    def set_congestion(self, cfg: S.CongestionConfig) -> None: ...
-    def drop_count(self, reason: str) -> int: ...
-    def event_count(self, event: str) -> int: ...
-    def port_counts(self, port: int) -> tuple[int, int, int]: ...
     def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]: ...
+    def drop_count(self, reason: str) -> int: ...
+
+
+class ModelTarget:
+    """A reference model, with what it sent out kept in order."""
+
+    name = "model"
+
+    def __init__(self, model: Any, ports: list[int]):
+        self.model = model
+        self.ports = ports
+        self.received: list[tuple[int, bytes]] = []
+
+    def _process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        out = self.model.process(port, frame)
+        outs = out if isinstance(out, list) else [] if out is None else [out]
+        return [(o.port, o.frame) for o in outs]
+
+    def send(self, port: int, pkt: object) -> None:
+        self.received += self._process(port, bytes(pkt))
+
+    def verify_packet(self, pkt: object, port: int) -> None:
+        for i, (p, frame) in enumerate(self.received):
+            if p == port and ptf.dataplane.match_exp_pkt(pkt, frame):
+                del self.received[i]
+                return
+        raise AssertionError(f"expected packet not received on port {port}; received {self.received!r}")
+
+    def verify_no_other_packets(self) -> None:
+        assert not self.received, f"unexpected packets: {self.received!r}"
+
+    def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        return [o for port, frame in frames for o in self._process(port, frame)]
+
+    def reset(self) -> None:
+        self.received.clear()
+
+
+class SwitchModelTarget(ModelTarget):
+    def __init__(self, state: S.SwitchState, ports: list[int]):
+        model = SwitchModel(state.name)
+        model.install(state.entries())
+        super().__init__(model, ports)
+
+    def set_qdepth(self, port: int, depth: int) -> None:
+        self.model.set_qdepth(port, depth)
+
+    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+        self.model.install([cfg])
+
+    def drop_count(self, reason: str) -> int:
+        return self.model.drops[reason]
+
+    def event_count(self, event: str) -> int:
+        return self.model.events[event]
+
+    def port_counts(self, port: int) -> tuple[int, int, int]:
+        m = self.model
+        return m.port_rx[port], m.port_tx[port], m.port_drop[port]
+
+
+class NicModelTarget(ModelTarget):
+    def __init__(self, state: N.NicState, ports: list[int]):
+        model = NicModel(state.name)
+        model.install(state.entries())
+        super().__init__(model, ports)
+
+    def drop_count(self, reason: str) -> int:
+        return self.model.drops[reason]
+
+    def ev_count(self, ev: int) -> int:
+        return self.model.ev_tx[ev]
+
+    def plane_count(self, plane: int) -> int:
+        return self.model.plane_tx[plane]
+
+    def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
+        self.model.install([N.SlotEv(slot, ev) for slot, ev in writes])
+
+
+class _PtfTest:
+    """What ptf.testutils needs of a test object."""
+
+    def __init__(self, dataplane: ptf.dataplane.DataPlane):
+        self.dataplane = dataplane
+
+    def before_send(self, pkt: bytes, device_number: int = 0, port_number: int = -1) -> None:
+        pass
+
+    def at_receive(self, pkt: bytes, device_number: int = 0, port_number: int = -1) -> None:
+        pass
+
+    def fail(self, msg: str) -> None:
+        raise AssertionError(msg)
+
+
+def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
+    """A ptf DataPlane on device 0 with the given port -> interface map."""
+    ptf.config.update({"relax": False, "platform": "eth", "qlen": 100})
+    ptf.ptfutils.default_timeout = POSITIVE_TIMEOUT
+    ptf.ptfutils.default_negative_timeout = NEGATIVE_TIMEOUT
+    logging.getLogger("dataplane").setLevel(logging.WARNING)
+    dp = ptf.dataplane.DataPlane(ptf.config)
+    for port, iface in ifaces.items():
+        dp.port_add(iface, 0, port)
+    return dp
+
+
+class Bmv2Target:
+    """simple_switch_grpc running `program` with `desired` installed by our
+    controller, driven through ptf on veth pairs."""
+
+    name = "bmv2"
+
+    def __init__(self, device_name: str, ports: list[int], program: str, desired: list[fy.P4TableEntry],
+                 tables: Sequence[str], defaults: Sequence[str], extra: Sequence[Any] = ()):
+        self.ports = ports
+        self.desired, self.tables, self.defaults = desired, tables, defaults
+        self.bmv2 = Bmv2Switch(device_name, ports)
+        self.bmv2.start()
+        try:
+            p4info, p4blob = toolchain.artifacts(program)
+            device = Device(device_name, self.bmv2.grpc_addr, self.bmv2.device_id)
+            self.session = Session(device, p4info, p4blob)
+            self.session.reconcile(desired, tables, defaults)
+            if extra:
+                self.session.write([+e for e in extra])
+            self.dataplane = ptf_dataplane({p: self.bmv2.host_iface(p) for p in ports})
+        except BaseException:
+            self.bmv2.stop()
+            raise
+        self.test = _PtfTest(self.dataplane)
+
+    def close(self) -> None:
+        self.dataplane.kill()
+        self.session.close()
+        self.bmv2.stop()
+
+    def send(self, port: int, pkt: object) -> None:
+        testutils.send_packet(self.test, port, pkt)
+
+    def verify_packet(self, pkt: object, port: int) -> None:
+        testutils.verify_packet(self.test, pkt, port)
+
+    def verify_no_other_packets(self) -> None:
+        testutils.verify_no_other_packets(self.test)
+
+    def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        return burst(self.dataplane, frames)
+
+    def reset(self) -> None:
+        self.dataplane.flush()
+
+    def counter(self, name: str, index: int) -> int:
+        return self.session.counter(name, index)[0]
+
+
+class SwitchBmv2Target(Bmv2Target):
+    def __init__(self, state: S.SwitchState, ports: list[int]):
+        super().__init__(state.name, ports, "switch", [P.to_p4(e) for e in state.entries()],
+                         P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+        self.state = state
+        self.dirty_ports: set[int] = set()
+
+    def set_qdepth(self, port: int, depth: int) -> None:
+        # PI has no P4Runtime register writes: BMv2's Thrift runtime does it.
+        self.bmv2.cli([f"register_write port_qdepth {port} {depth}"])
+        self.dirty_ports.add(port)
+
+    def reset(self) -> None:
+        """Between tests: empty queues, zero depths set by a test, planned config."""
+        super().reset()
+        if self.dirty_ports:
+            self.bmv2.cli([f"register_write port_qdepth {p} 0" for p in sorted(self.dirty_ports)])
+            self.dirty_ports.clear()
+        self.set_congestion(self.state.congestion)
+
+    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+        self.session.write([~P.to_p4(cfg)])
+
+    def drop_count(self, reason: str) -> int:
+        return self.counter("drop_reasons", DROP_REASONS.index(reason))
+
+    def event_count(self, event: str) -> int:
+        return self.counter("congestion_events", EVENTS.index(event))
+
+    def port_counts(self, port: int) -> tuple[int, int, int]:
+        return self.counter("port_rx", port), self.counter("port_tx", port), self.counter("port_drop", port)
+
+
+class NicBmv2Target(Bmv2Target):
+    def __init__(self, state: N.NicState, ports: list[int]):
+        super().__init__(state.name, ports, "nic", [P.to_p4(e) for e in state.entries()],
+                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
+        self.state = state
+
+    def drop_count(self, reason: str) -> int:
+        return self.counter("nic_drops", NIC_DROPS.index(reason))
+
+    def ev_count(self, ev: int) -> int:
+        [ent] = self.session.read([fy.P4DirectCounterEntry("ev_stats", match=fy.Match(ev=ev))])
+        return ent.data.packet_count if ent.data else 0
+
+    def plane_count(self, plane: int) -> int:
+        return self.counter("plane_tx", plane)
+
+    def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
+        """Retire or restore EVs: one batched Write of slot_ev modifies."""
+        self.session.write([~P.to_p4(N.SlotEv(slot, ev)) for slot, ev in writes])
+
+
+def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]: ...
 
 
 class ModelTarget:

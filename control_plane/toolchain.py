@@ -12,7 +12,11 @@ BUILD_DIR = REPO / "bmv2_configs" / "build"
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which
 # records source paths, is the same on every machine).
-PROGRAMS = {"switch": "p4src/switch/switch.p4", "l2fwd": "p4src/bench/l2fwd.p4"}
+PROGRAMS = {
+    "switch": "p4src/switch/switch.p4",
+    "nic": "p4src/nic/nic.p4",
+    "l2fwd": "p4src/bench/l2fwd.p4",
+}
 
 
 def tool(env: str, name: str) -> str | None:

@@ -30,8 +30,6 @@ def ev_to_fields(ev: int) -> tuple[int, int]:
     return ev >> 16, ev & 0xFFFF
 
 
-def ev_from(pkt: IPv6) -> int:
-    return (pkt[UDP].sport << 16) | (pkt.fl & 0xFFFF)
 
 
 @dataclass
@@ -212,25 +210,25 @@ class Endpoint:
 
     # ---- receive ------------------------------------------------------
     def receive(self, raw: bytes) -> None:
-        pkt = IPv6(raw)
-        if H.BTH not in pkt:
+        pkt = H.parse(raw)
+        if pkt is None or pkt.ext is None:
             return
-        qp = next((q for q in self.qps.values() if q.qpn == pkt[H.BTH].dqpn), None)
+        qp = self.qps.get(pkt.bth.dqpn)
         if qp is None:
             return
-        op = pkt[H.BTH].opcode
+        op = pkt.bth.opcode
         if op in H.DATA_OPCODES:
             self._on_data(qp, pkt)
         elif op in (H.OP_ACK, H.OP_SACK):
-            self._on_ack(qp, pkt[H.MRCAck])
+            self._on_ack(qp, pkt.ext)
         elif op == H.OP_NACK:
-            self._on_nack(qp, pkt[H.MRCNack])
+            self._on_nack(qp, pkt.ext)
         elif op == H.OP_PROBE:
             self._on_probe(qp, pkt)
 
-    def _on_data(self, qp: QueuePair, pkt: IPv6) -> None:
-        psn, d = pkt[H.BTH].psn, pkt[H.MRCData]
-        ev = ev_from(pkt)
+    def _on_data(self, qp: QueuePair, pkt: H.Mrc) -> None:
+        psn, d = pkt.bth.psn, pkt.ext
+        ev = pkt.ev
         duplicate = psn < qp.cum_psn or psn in qp.received
         if duplicate:
             self.stats.duplicates += 1
@@ -241,7 +239,7 @@ class Endpoint:
                 qp.cum_psn += 1
             if d.msg_id not in qp.delivered_msgs:
                 parts = qp.partial.setdefault(d.msg_id, {})
-                parts[d.offset] = bytes(d.payload)
+                parts[d.offset] = pkt.payload
                 if sum(len(p) for p in parts.values()) >= d.msg_len:
                     data = b"".join(parts[o] for o in sorted(parts))
                     del qp.partial[d.msg_id]
@@ -252,7 +250,7 @@ class Endpoint:
         for p in qp.received:
             if 0 < p - qp.cum_psn <= H.SACK_BITS:
                 bitmap |= 1 << (p - qp.cum_psn - 1)
-        ack = H.MRCAck(ev=ev, ecn_seen=int(pkt.tc & 3 == CE), cum_psn=qp.cum_psn, ack_psn=psn, bitmap=bitmap)
+        ack = H.MRCAck(ev=ev, ecn_seen=int(pkt.ecn == CE), cum_psn=qp.cum_psn, ack_psn=psn, bitmap=bitmap)
         op = H.OP_SACK if bitmap else H.OP_ACK
         self.transmit(self._packet(qp, ev, DSCP["control"], 0, H.BTH(opcode=op, dqpn=qp.peer_qpn, psn=psn), ack))
 
@@ -281,8 +279,8 @@ class Endpoint:
             qp.retx_queue.append(nack.psn)  # the payload was cut: resend it now
         self._pump(qp)
 
-    def _on_probe(self, qp: QueuePair, pkt: IPv6) -> None:
-        pr = pkt[H.MRCProbe]
+    def _on_probe(self, qp: QueuePair, pkt: H.Mrc) -> None:
+        pr = pkt.ext
         if not pr.reply:
             self.transmit(self._packet(qp, pr.ev, DSCP["control"], 0, H.BTH(opcode=H.OP_PROBE, dqpn=qp.peer_qpn),
                                        H.MRCProbe(ev=pr.ev, reply=1, probe_id=pr.probe_id)))

@@ -15,7 +15,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 
 from nic_model import headers as H
-from nic_model.endpoint import CE, DSCP, Endpoint, ev_from, ev_to_fields
+from nic_model.endpoint import CE, DSCP, Endpoint, ev_to_fields
 from nic_model.sim import Sim
 
 
@@ -54,37 +54,38 @@ class PathFabric:
         return lambda raw: self.send(ep, raw)
 
     def send(self, src: Endpoint, raw: bytes) -> None:
-        pkt = IPv6(raw)
-        ev = ev_from(pkt)
+        pkt = H.parse(raw)
+        if pkt is None:
+            return
+        ev = pkt.ev
         self.stats.by_ev[ev] = self.stats.by_ev.get(ev, 0) + 1
         prof = self.paths.get(ev, self.default)
-        is_data = H.BTH in pkt and pkt[H.BTH].opcode in H.DATA_OPCODES
+        is_data = pkt.bth.opcode in H.DATA_OPCODES
         if prof.broken or self.rng.random() < prof.loss:
             self.stats.lost += 1
             return
-        dst = self.endpoints.get(str(pkt.dst))
+        dst = self.endpoints.get(str(pkt.ip.dst))
         if dst is None:
             return
         if is_data and self.rng.random() < prof.trim:
             self.stats.trimmed += 1
             self.sim.at(self.latency, lambda: src.receive(self._nack(dst, pkt, prof.lasthop)))
             return
-        if is_data and pkt.tc & 3 and self.rng.random() < prof.ecn:
-            pkt.tc |= CE
-            raw = bytes(pkt)
+        if is_data and pkt.ecn and self.rng.random() < prof.ecn:
+            raw = raw[:1] + bytes([raw[1] | CE << 4]) + raw[2:]
             self.stats.ecn_marked += 1
         self.stats.delivered += 1
         self.sim.at(self.latency, lambda: dst.receive(raw))
 
     @staticmethod
-    def _nack(receiver: Endpoint, pkt: IPv6, lasthop: bool) -> bytes:
+    def _nack(receiver: Endpoint, pkt: H.Mrc, lasthop: bool) -> bytes:
         """The NACK the receiving NIC sends for a trimmed data packet."""
-        qp = receiver.qps[pkt[H.BTH].dqpn]
-        ev = ev_from(pkt)
+        qp = receiver.qps[pkt.bth.dqpn]
+        ev = pkt.ev
         sport, fl = ev_to_fields(ev)
         reason = H.NACK_TRIMMED_LASTHOP if lasthop else H.NACK_TRIMMED
-        nack = (IPv6(src=pkt.dst, dst=pkt.src, tc=DSCP["control"] << 2, fl=fl)
+        nack = (IPv6(src=pkt.ip.dst, dst=pkt.ip.src, tc=DSCP["control"] << 2, fl=fl)
                 / UDP(sport=sport, dport=H.ROCE_PORT)
-                / H.BTH(opcode=H.OP_NACK, dqpn=qp.peer_qpn, psn=pkt[H.BTH].psn)
-                / H.MRCNack(ev=ev, reason=reason, psn=pkt[H.BTH].psn))
+                / H.BTH(opcode=H.OP_NACK, dqpn=qp.peer_qpn, psn=pkt.bth.psn)
+                / H.MRCNack(ev=ev, reason=reason, psn=pkt.bth.psn))
         return bytes(nack)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from scapy.fields import BitField, ByteField, IntField, LongField, ShortField, XByteField
 from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
 from scapy.packet import Packet, bind_layers
 
 ROCE_PORT = 4791
@@ -99,3 +100,48 @@ bind_layers(BTH, MRCAck, opcode=OP_ACK)
 bind_layers(BTH, MRCAck, opcode=OP_SACK)
 bind_layers(BTH, MRCNack, opcode=OP_NACK)
 bind_layers(BTH, MRCProbe, opcode=OP_PROBE)
+
+
+EXTENSIONS = {**{op: MRCData for op in DATA_OPCODES}, OP_ACK: MRCAck, OP_SACK: MRCAck, OP_NACK: MRCNack, OP_PROBE: MRCProbe}
+
+
+class Mrc:
+    """An MRC packet (IPv6 / UDP / BTH / extension / payload) parsed from
+    bytes by offset, not through scapy's global layer bindings: other
+    libraries (scapy.contrib.roce, loaded by ptf) bind port 4791 too."""
+
+    __slots__ = ("ip", "sport", "dport", "bth", "ext", "payload")
+
+    def __init__(self, raw: bytes):
+        if len(raw) < 40 + 8 + 12 or raw[0] >> 4 != 6 or raw[6] != 17:
+            raise ValueError("not IPv6 / UDP / BTH")
+        self.ip = IPv6(raw[:40])
+        self.sport = int.from_bytes(raw[40:42], "big")
+        self.dport = int.from_bytes(raw[42:44], "big")
+        if self.dport != ROCE_PORT:
+            raise ValueError(f"UDP port {self.dport} is not RoCE")
+        self.bth = BTH(raw[48:60])
+        cls = EXTENSIONS.get(self.bth.opcode)
+        size = len(cls()) if cls else 0
+        self.ext = cls(raw[60 : 60 + size]) if cls and len(raw) >= 60 + size else None
+        self.payload = raw[60 + size :]
+
+    @property
+    def ev(self) -> int:
+        """The EV of this packet: UDP source port and low flow label."""
+        return (self.sport << 16) | (self.ip.fl & 0xFFFF)
+
+    @property
+    def dscp(self) -> int:
+        return self.ip.tc >> 2
+
+    @property
+    def ecn(self) -> int:
+        return self.ip.tc & 3
+
+
+def parse(raw: bytes) -> Mrc | None:
+    try:
+        return Mrc(raw)
+    except ValueError:
+        return None

@@ -14,7 +14,7 @@ import pytest
 
 from control_plane import toolchain
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from control_plane.targets import Bmv2Target, ModelTarget
+from control_plane.targets import SwitchBmv2Target, SwitchModelTarget
 
 
 def bmv2_skip_reason(program: str = "switch") -> str | None:
@@ -28,12 +28,12 @@ def bmv2_skip_reason(program: str = "switch") -> str | None:
 
 
 @pytest.fixture(scope="session")
-def bmv2_t0() -> Iterator[Bmv2Target]:
+def bmv2_t0() -> Iterator[SwitchBmv2Target]:
     reason = bmv2_skip_reason()
     if reason:
         pytest.skip(f"BMv2: {reason}")
     p4info, blob = toolchain.artifacts("switch")
-    target = Bmv2Target(T0, T0_PORTS, p4info, blob)
+    target = SwitchBmv2Target(T0, T0_PORTS)
     yield target
     target.close()
 
@@ -41,9 +41,9 @@ def bmv2_t0() -> Iterator[Bmv2Target]:
 @pytest.fixture(params=["model", "bmv2"])
 def target(request: pytest.FixtureRequest):
     if request.param == "model":
-        yield ModelTarget(T0, T0_PORTS)
+        yield SwitchModelTarget(T0, T0_PORTS)
         return
-    t: Bmv2Target = request.getfixturevalue("bmv2_t0")
+    t: SwitchBmv2Target = request.getfixturevalue("bmv2_t0")
     t.reset()
     yield t
     t.reset()

@@ -30,6 +30,69 @@ header ipv6_t {
     bit<128> dst_addr;
 }
 
+header udp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+// InfiniBand Base Transport Header (DESIGN.md section 6).
+header bth_t {
+    bit<8>  opcode;
+    bit<1>  se;
+    bit<1>  migreq;
+    bit<2>  padcnt;
+    bit<4>  tver;
+    bit<16> pkey;
+    bit<1>  fecn;
+    bit<1>  becn;
+    bit<6>  resv6;
+    bit<24> dqpn;
+    bit<1>  ackreq;
+    bit<7>  resv7;
+    bit<24> psn;
+}
+
+// MRC extensions (byte layouts in docs/nic.md).
+header mrc_data_t {   // RDMA write family, 16 bytes
+    bit<32> msg_id;
+    bit<32> offset;
+    bit<32> msg_len;
+    bit<32> reserved;
+}
+
+header mrc_ack_t {    // ACK and SACK, 20 bytes
+    bit<32> ev;
+    bit<1>  ecn_seen;
+    bit<7>  resv;
+    bit<24> cum_psn;
+    bit<8>  resv2;
+    bit<24> ack_psn;
+    bit<64> bitmap;
+}
+
+header mrc_nack_t {   // NACK, 8 bytes
+    bit<32> ev;
+    bit<8>  reason;
+    bit<24> psn;
+}
+
+header mrc_probe_t {  // probe and probe reply, 8 bytes
+    bit<32> ev;
+    bit<1>  reply;
+    bit<7>  resv;
+    bit<24> probe_id;
+}
+
+const bit<16> ROCE_PORT = 4791;
+const bit<8> OP_ACK   = 0xD1;
+const bit<8> OP_SACK  = 0xDC;
+const bit<8> OP_NACK  = 0xDD;
+const bit<8> OP_PROBE = 0xDE;
+const bit<8> NACK_TRIMMED = 1;
+const bit<8> NACK_TRIMMED_LASTHOP = 2;
+
 error { BadIPv6Version }
 
 #endif

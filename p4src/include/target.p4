@@ -22,6 +22,7 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define DROP()            mark_to_drop(sm)
 #define TRUNCATE(n)       truncate(n)
 #define ENQ_QDEPTH        ((qdepth_t)sm.enq_qdepth)
+#define IS_I2E_CLONE      (sm.instance_type == 1)
 #define NUM_PORTS  512
 #endif
 

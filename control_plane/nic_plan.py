@@ -1,0 +1,134 @@
+"""A NIC's desired state (DESIGN.md sections 3, 5, 7) as plain data.
+
+Tables stay O(rows + planes + QPs): one carrier template per destination
+row, one port per plane, and per QP its slots and peer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from control_plane import addressing as A
+from control_plane.topology import Topology
+
+HOST_PORT = 0
+NOTICE_SESSION = 1
+
+
+def plane_port(plane: int) -> int:
+    """NIC port of plane p (port 0 faces the host)."""
+    return 1 + plane
+
+
+@dataclass(slots=True)
+class NicConfig:
+    block: int
+    my_row: int
+    my_addr: int
+    dscp_control: int
+    dscp_trimmed: int
+    dscp_trimmed_lasthop: int
+
+
+@dataclass(slots=True)
+class DestRow:
+    row: int
+    same_row: bool
+
+
+@dataclass(slots=True)
+class PlanePort:
+    plane: int
+    port: int
+    src_addr: int  # this NIC's locator on the plane: block:T0(p,a):DL(p,k)::
+    src_mac: int
+    dst_mac: int
+
+
+@dataclass(slots=True)
+class QpEv:
+    qpn: int
+    qp_index: int
+    base: int
+    mask: int
+
+
+@dataclass(slots=True)
+class SlotEv:
+    slot: int
+    ev: int
+
+
+@dataclass(slots=True)
+class EvStats:
+    ev: int
+
+
+@dataclass(slots=True)
+class QpPeer:
+    qpn: int
+    peer_qpn: int
+
+
+@dataclass(slots=True)
+class NoticeSession:
+    session: int
+    port: int
+
+
+@dataclass(frozen=True)
+class QpSpec:
+    """One QP of this NIC: its number, the peer's QP number, the EVs of
+    its rotation (a power of two) and its backup EVs."""
+
+    qpn: int
+    peer_qpn: int
+    evs: tuple[int, ...]
+    backups: tuple[int, ...] = ()
+
+
+@dataclass
+class NicState:
+    name: str
+    config: NicConfig
+    rows: list[DestRow] = field(default_factory=list)
+    planes: list[PlanePort] = field(default_factory=list)
+    qps: list[QpEv] = field(default_factory=list)
+    slots: list[SlotEv] = field(default_factory=list)
+    ev_stats: list[EvStats] = field(default_factory=list)
+    peers: list[QpPeer] = field(default_factory=list)
+    notice: NoticeSession = field(default_factory=lambda: NoticeSession(NOTICE_SESSION, HOST_PORT))
+
+    def entries(self) -> list[object]:
+        return [*self.rows, *self.planes, *self.qps, *self.slots, *self.ev_stats, *self.peers, self.config]
+
+
+def nic_locator(topo: Topology, plane: int, nic: int) -> int:
+    row, k = divmod(nic, topo.hosts_per_t0)
+    return int(A.carrier(topo, [A.usid(A.TIER_T0, plane, row), A.usid(A.TIER_DL, plane, k)]))
+
+
+def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # type: ignore[assignment]
+    if not 0 <= nic < topo.nics:
+        raise ValueError(f"NIC {nic} is not in topology {topo.name!r} ({topo.nics} NICs)")
+    row, k = divmod(nic, topo.hosts_per_t0)
+    d = topo.dscp
+    cfg = NicConfig(A.block_int(topo), row, int(A.nic_address(topo, nic)), d["control"], d["trimmed"], d["trimmed_lasthop"])
+    st = NicState(A.nic_name(nic), cfg)
+    st.rows = [DestRow(r, r == row) for r in range(topo.t0_per_plane)]
+    for p in range(topo.planes):
+        t0 = A.usid(A.TIER_T0, p, row)
+        st.planes.append(PlanePort(p, plane_port(p), nic_locator(topo, p, nic), A.nic_mac(p, nic),
+                                   A.switch_mac(t0, topo.t0_downlink_port(k))))
+    base = 0
+    for index, qp in enumerate(qps):
+        n = len(qp.evs)
+        if n == 0 or n & (n - 1):
+            raise ValueError(f"QP {qp.qpn}: {n} EVs, not a power of two")
+        st.qps.append(QpEv(qp.qpn, index, base, n - 1))
+        st.slots += [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)]
+        st.peers.append(QpPeer(qp.qpn, qp.peer_qpn))
+        base += n
+    evs = sorted({ev for qp in qps for ev in (*qp.evs, *qp.backups)})
+    st.ev_stats = [EvStats(ev) for ev in evs]
+    return st

@@ -1,0 +1,187 @@
+"""Reference model of the MRC NIC pipeline, written from DESIGN.md section 5.
+
+The embedded default where BMv2 is absent and a second oracle for
+p4src/nic/. It holds the tables the controller plans (control_plane.nic_plan)
+and works on raw frames: port 0 faces the host, plane p uses its plane port.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+
+from control_plane import nic_plan as N
+from nic_model import headers as H
+
+ECN_CE = 3
+NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8
+
+# Same order as the nic_drops counter of the P4 program.
+NIC_DROPS = ["malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row", "no_plane", "not_encap", "bad_inner", "not_for_me"]
+
+
+@dataclass(frozen=True)
+class Output:
+    port: int
+    frame: bytes
+
+
+class NicModel:
+    def __init__(self, name: str = "nic"):
+        self.name = name
+        self.config = N.NicConfig(0, 0, 0, 46, 16, 18)
+        self.rows: dict[int, N.DestRow] = {}
+        self.planes: dict[int, N.PlanePort] = {}
+        self.qps: dict[int, N.QpEv] = {}
+        self.slots: dict[int, int] = {}
+        self.peers: dict[int, int] = {}
+        self.rotation: Counter[int] = Counter()
+        self.ev_tx: Counter[int] = Counter()
+        self.plane_tx: Counter[int] = Counter()
+        self.drops: Counter[str] = Counter()
+        self.nacks: Counter[int] = Counter()
+        self.events: Counter[str] = Counter()
+
+    def install(self, entries: Iterable[object]) -> None:
+        for e in entries:
+            match e:
+                case N.NicConfig():
+                    self.config = e
+                case N.DestRow():
+                    self.rows[e.row] = e
+                case N.PlanePort():
+                    self.planes[e.plane] = e
+                case N.QpEv():
+                    self.qps[e.qpn] = e
+                case N.SlotEv():
+                    self.slots[e.slot] = e.ev
+                case N.QpPeer():
+                    self.peers[e.qpn] = e.peer_qpn
+                case N.EvStats() | N.NoticeSession():
+                    pass
+                case _:
+                    raise TypeError(f"not a NIC table entry: {e!r}")
+
+    def _drop(self, reason: str) -> list[Output]:
+        self.drops[reason] += 1
+        return []
+
+    def process(self, in_port: int, frame: bytes) -> list[Output]:
+        if len(frame) < 14:
+            return self._drop("malformed")
+        ipv6 = frame[12:14] == b"\x86\xdd"
+        if in_port == N.HOST_PORT:
+            return self._transmit(frame) if ipv6 else self._drop("not_mrc")
+        return self._receive(frame) if ipv6 else self._drop("not_encap")
+
+    # ---- host to fabric ----------------------------------------------
+    def _transmit(self, frame: bytes) -> list[Output]:
+        inner = bytearray(frame[14:])
+        if len(inner) < 40 or inner[0] >> 4 != 6:
+            return self._drop("malformed")
+        m = H.parse(bytes(inner))
+        if m is None:
+            return self._drop("not_mrc")
+        qp = self.qps.get(m.bth.dqpn)
+        if qp is None:
+            return self._drop("unknown_qp")
+        turn = self.rotation[qp.qp_index]
+        self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
+        ev = self.slots.get(qp.base + (turn & qp.mask))
+        if ev is None:
+            return self._drop("no_ev")
+        inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
+        inner[46:48] = b"\0\0"  # UDP checksum not recomputed (MRC relies on the ICRC)
+        inner[2:4] = (ev & 0xFFFF).to_bytes(2, "big")  # EV[15:0]: low flow label
+        ecn = 2 if m.bth.opcode in H.DATA_OPCODES else 0
+        out = self._encap(bytes(inner), ev, dscp=m.dscp, ecn=ecn)
+        if out is None:
+            return []
+        self.ev_tx[ev] += 1
+        self.plane_tx[ev & 7] += 1
+        self.events["tx"] += 1
+        return [out]
+
+    def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int) -> Output | None:
+        """Carrier to the inner destination over the EV's plane and spine."""
+        dst = int.from_bytes(inner[24:40], "big")
+        row = self.rows.get((dst >> 16) & 0xFFFF)
+        if row is None:
+            self._drop("unknown_row")
+            return None
+        plane = self.planes.get(ev & 7)
+        if plane is None:
+            self._drop("no_plane")
+            return None
+        p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
+        c = self.config
+        t0_src = (1 << 14) | (p << 11) | c.my_row
+        dl = (3 << 14) | (p << 11) | k
+        if row.same_row:
+            sids = [t0_src, dl]
+        else:
+            sids = [t0_src, (2 << 14) | (p << 11) | spine, (1 << 14) | (p << 11) | row.row, dl]
+        carrier = c.block
+        for sid in sids:
+            carrier = (carrier << 16) | sid
+        carrier <<= 16 * (6 - len(sids))
+        fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
+        plen = int.from_bytes(inner[4:6], "big") + 40
+        tc = (dscp << 2) | ecn
+        outer = ((6 << 28) | (tc << 20) | fl).to_bytes(4, "big") + plen.to_bytes(2, "big") + bytes([41, 64])
+        outer += plane.src_addr.to_bytes(16, "big") + carrier.to_bytes(16, "big")
+        eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
+        return Output(plane.port, eth + outer + inner)
+
+    # ---- fabric to host ----------------------------------------------
+    def _receive(self, frame: bytes) -> list[Output]:
+        outer, inner = frame[14:54], bytearray(frame[54:])
+        if len(outer) < 40 or outer[0] >> 4 != 6:
+            return self._drop("malformed")
+        if outer[6] != 41:
+            return self._drop("not_encap")
+        if len(inner) < 40 or inner[0] >> 4 != 6:
+            return self._drop("malformed")
+        m = H.parse(bytes(inner))
+        if m is None or m.ext is None:
+            return self._drop("bad_inner")
+        if int.from_bytes(inner[24:40], "big") != self.config.my_addr:
+            return self._drop("not_for_me")
+        c = self.config
+        odscp, oecn = outer[1] >> 6 | (outer[0] & 0xF) << 2, outer[1] >> 4 & 3
+        if m.bth.opcode in H.DATA_OPCODES and odscp in (c.dscp_trimmed, c.dscp_trimmed_lasthop):
+            return self._nack(frame[:14], bytes(inner), m, odscp)
+        if oecn == ECN_CE and m.ecn:
+            inner[1] |= ECN_CE << 4  # RFC 6040: CE reaches an ECT inner header
+            self.events["ce_copy"] += 1
+        self.events["rx"] += 1
+        return [Output(N.HOST_PORT, frame[:14] + bytes(inner))]
+
+    def _nack(self, eth: bytes, inner: bytes, m: H.Mrc, odscp: int) -> list[Output]:
+        c = self.config
+        peer = self.peers.get(m.bth.dqpn)
+        if peer is None:
+            return self._drop("unknown_qp")
+        ev = m.ev
+        reason = H.NACK_TRIMMED if odscp == c.dscp_trimmed else H.NACK_TRIMMED_LASTHOP
+        # The notice to the host: what arrived, decapsulated, trimmed DSCP.
+        notice = bytearray(eth + inner)
+        notice[14] = (notice[14] & 0xF0) | (odscp >> 2)
+        notice[15] = ((odscp & 0x3) << 6) | (notice[15] & 0x3F)
+        fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
+        ip = ((6 << 28) | ((c.dscp_control << 2) << 20) | fl).to_bytes(4, "big") + (28).to_bytes(2, "big") + bytes([17, 64])
+        ip += inner[24:40] + inner[8:24]  # back to the sender
+        udp = inner[40:42] + H.ROCE_PORT.to_bytes(2, "big") + (28).to_bytes(2, "big") + b"\0\0"
+        bth = bytearray(inner[48:60])
+        bth[0] = H.OP_NACK
+        bth[5:8] = peer.to_bytes(3, "big")
+        nack = ip + udp + bytes(bth) + bytes(H.MRCNack(ev=ev, reason=reason, psn=m.bth.psn))
+        out = self._encap(nack, ev, dscp=c.dscp_control, ecn=0)
+        if out is None:
+            return []
+        self.nacks[reason] += 1
+        self.events["nack"] += 1
+        self.events["notice"] += 1
+        return [Output(out.port, out.frame[:NACK_BYTES]), Output(N.HOST_PORT, bytes(notice))]

@@ -1,0 +1,68 @@
+// Carrier and encapsulation, shared by transmit and the NACK path:
+// DESIGN.md section 3. The destination row's template says whether the
+// path crosses a spine; plane and spine come from the EV, the downlink
+// from the destination address (nic_prefix::row:downlink).
+control Encap(inout nic_headers_t hdr, inout nic_metadata_t meta,
+              inout STD_META_T STD_META) {
+    action set_row(bit<1> same_row, bit<11> row) {
+        meta.same_row = same_row;
+        meta.dst_row = row;
+    }
+    action row_miss() {
+        meta.drop = 1;
+        meta.drop_reason = NDROP_UNKNOWN_ROW;
+    }
+    // One template per destination row: O(rows), never O(NICs).
+    table dest_row {
+        key = { hdr.inner.dst_addr[31:16] : exact @name("row"); }
+        actions = { set_row; @defaultonly row_miss; }
+        const default_action = row_miss;
+        size = 2048;
+    }
+
+    bit<128> plane_src = 0;
+    action set_plane(port_t port, bit<128> src_addr, bit<48> src_mac, bit<48> dst_mac) {
+        OUT_PORT = port;
+        plane_src = src_addr;
+        hdr.ethernet.src_addr = src_mac;
+        hdr.ethernet.dst_addr = dst_mac;
+    }
+    action plane_miss() {
+        meta.drop = 1;
+        meta.drop_reason = NDROP_NO_PLANE;
+    }
+    table plane_port {
+        key = { meta.ev[2:0] : exact @name("plane"); }
+        actions = { set_plane; @defaultonly plane_miss; }
+        const default_action = plane_miss;
+        size = 8;
+    }
+
+    apply {
+        dest_row.apply();
+        if (meta.drop == 0) {
+            plane_port.apply();
+        }
+        if (meta.drop == 0) {
+            bit<3> plane = meta.ev[2:0];
+            bit<16> t0_src = 2w1 ++ plane ++ meta.my_row;
+            bit<16> dl = 2w3 ++ plane ++ hdr.inner.dst_addr[10:0];
+            bit<128> carrier;
+            if (meta.same_row == 1) {
+                carrier = meta.block ++ t0_src ++ dl ++ 64w0;
+            } else {
+                bit<16> t1 = 2w2 ++ plane ++ 3w0 ++ meta.ev[10:3];
+                bit<16> t0_dst = 2w1 ++ plane ++ meta.dst_row;
+                carrier = meta.block ++ t0_src ++ t1 ++ t0_dst ++ dl ++ 32w0;
+            }
+            hdr.outer.setValid();
+            hdr.outer.version = 6;
+            hdr.outer.flow_label = hdr.inner.flow_label;
+            hdr.outer.payload_len = hdr.inner.payload_len + 40;
+            hdr.outer.next_hdr = IPPROTO_IPV6;
+            hdr.outer.hop_limit = 64;
+            hdr.outer.src_addr = plane_src;
+            hdr.outer.dst_addr = carrier;
+        }
+    }
+}

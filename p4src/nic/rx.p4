@@ -1,0 +1,77 @@
+// Receive (fabric to host): decapsulate what is for this NIC, copy CE to
+// the inner header, and turn trimmed data into a NACK to the sender over
+// the reverse of the same path (same plane and spine), with a notice to
+// the host (an ingress clone, decapsulated in egress).
+control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
+                inout STD_META_T STD_META) {
+    counter(8, CounterType.packets) nack_reasons;
+
+    bit<24> peer_qpn = 0;
+    action set_peer(bit<24> qpn) { peer_qpn = qpn; }
+    action peer_miss() {
+        meta.drop = 1;
+        meta.drop_reason = NDROP_UNKNOWN_QP;
+    }
+    table qp_peer {
+        key = { hdr.bth.dqpn : exact @name("qpn"); }
+        actions = { set_peer; @defaultonly peer_miss; }
+        const default_action = peer_miss;
+        size = 4096;
+    }
+
+    Encap() encap;
+
+    apply {
+        if (!hdr.outer.isValid() || !hdr.inner.isValid()) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_NOT_ENCAP;
+        } else if (!hdr.udp.isValid() || !hdr.bth.isValid()) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_BAD_INNER;
+        } else if (hdr.inner.dst_addr != meta.my_addr) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_NOT_FOR_ME;
+        }
+        if (meta.drop == 1) {
+            // counted by the caller
+        } else if (hdr.data.isValid() && (hdr.outer.dscp == meta.dscp_trimmed ||
+                                          hdr.outer.dscp == meta.dscp_trimmed_lasthop)) {
+            qp_peer.apply();
+            if (meta.drop == 0) {
+                bit<8> reason = hdr.outer.dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP;
+                meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
+                hdr.nack.setValid();
+                hdr.nack.ev = meta.ev;
+                hdr.nack.reason = reason;
+                hdr.nack.psn = hdr.bth.psn;
+                hdr.data.setInvalid();
+                hdr.bth.opcode = OP_NACK;
+                hdr.bth.dqpn = peer_qpn;
+                bit<128> sender = hdr.inner.src_addr;
+                hdr.inner.src_addr = hdr.inner.dst_addr;
+                hdr.inner.dst_addr = sender;
+                hdr.inner.dscp = meta.dscp_control;
+                hdr.inner.ecn = 0;
+                hdr.inner.payload_len = 8 + 12 + 8;
+                hdr.inner.hop_limit = 64;
+                hdr.udp.length = 8 + 12 + 8;
+                hdr.udp.checksum = 0;
+                encap.apply(hdr, meta, STD_META);   // reverse path, same plane
+            }
+            if (meta.drop == 0) {
+                hdr.outer.dscp = meta.dscp_control;
+                hdr.outer.ecn = 0;
+                TRUNCATE(NACK_BYTES);
+                clone(CloneType.I2E, NOTICE_SESSION);
+                nack_reasons.count((bit<32>)hdr.nack.reason);
+            }
+        } else {
+            // RFC 6040: CE on the outer header reaches an ECT inner one.
+            if (hdr.outer.ecn == ECN_CE && hdr.inner.ecn != ECN_NOT_ECT) {
+                hdr.inner.ecn = ECN_CE;
+            }
+            hdr.outer.setInvalid();
+            OUT_PORT = HOST_PORT;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+// Transmit (host to fabric): per-QP rotation over a power-of-two slot
+// table, slot to EV, EV into the inner headers, carrier, encapsulation.
+control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
+                 inout STD_META_T STD_META) {
+    register<bit<16>>(4096) qp_rotation;   // next slot of each QP
+    counter(8, CounterType.packets_and_bytes) plane_tx;
+    direct_counter(CounterType.packets_and_bytes) ev_tx;
+
+    bit<16> slot_base = 0;
+    bit<16> slot_mask = 0;
+    action set_qp(bit<16> qp_index, bit<16> base, bit<16> mask) {
+        meta.qp_index = qp_index;
+        slot_base = base;
+        slot_mask = mask;
+    }
+    action qp_miss() {
+        meta.drop = 1;
+        meta.drop_reason = NDROP_UNKNOWN_QP;
+    }
+    table qp_ev {
+        key = { hdr.bth.dqpn : exact @name("qpn"); }
+        actions = { set_qp; @defaultonly qp_miss; }
+        const default_action = qp_miss;
+        size = 4096;
+    }
+
+    // What the control plane rewrites to retire or restore an EV.
+    action set_ev(bit<32> ev) { meta.ev = ev; }
+    action slot_miss() {
+        meta.drop = 1;
+        meta.drop_reason = NDROP_NO_EV;
+    }
+    table slot_ev {
+        key = { meta.slot : exact @name("slot"); }
+        actions = { set_ev; @defaultonly slot_miss; }
+        const default_action = slot_miss;
+        size = 65536;
+    }
+
+    action count_ev() { ev_tx.count(); }
+    table ev_stats {
+        key = { meta.ev : exact @name("ev"); }
+        actions = { count_ev; @defaultonly NoAction; }
+        default_action = NoAction;
+        counters = ev_tx;
+        size = 65536;
+    }
+
+    Encap() encap;
+
+    apply {
+        if (!hdr.bth.isValid()) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_NOT_MRC;
+        } else {
+            qp_ev.apply();
+        }
+        if (meta.drop == 0) {
+            bit<16> turn;
+            qp_rotation.read(turn, (bit<32>)meta.qp_index);
+            qp_rotation.write((bit<32>)meta.qp_index, turn + 1);
+            meta.slot = slot_base + (turn & slot_mask);
+            slot_ev.apply();
+        }
+        if (meta.drop == 0) {
+            // The EV travels in the inner UDP source port and flow label.
+            hdr.udp.src_port = meta.ev[31:16];
+            hdr.inner.flow_label = hdr.inner.flow_label[19:16] ++ meta.ev[15:0];
+            hdr.udp.checksum = 0;   // not recomputed; MRC relies on the ICRC
+            encap.apply(hdr, meta, STD_META);
+        }
+        if (meta.drop == 0) {
+            hdr.outer.dscp = hdr.inner.dscp;   // the host sets the class
+            hdr.outer.ecn = hdr.data.isValid() ? 2w2 : 2w0;   // ECT(0) on data
+            ev_stats.apply();
+            plane_tx.count((bit<32>)meta.ev[2:0]);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+// NIC headers, metadata and counter numbering.
+#ifndef MRC_NIC_TYPES_P4
+#define MRC_NIC_TYPES_P4
+
+#include "../include/headers.p4"
+
+// Port 0 faces the host transport (nic_model); plane ports come from the
+// plane_port table.
+const port_t HOST_PORT = 0;
+const bit<32> NOTICE_SESSION = 1;   // clone session: trimmed notice to host
+
+// Drop reasons: the index into the nic_drops counter (docs/nic.md).
+const bit<32> NDROP_MALFORMED   = 0;  // parser error
+const bit<32> NDROP_NOT_MRC     = 1;  // from host: not IPv6/UDP 4791/BTH
+const bit<32> NDROP_UNKNOWN_QP  = 2;  // no qp_ev (tx) or qp_peer (nack) entry
+const bit<32> NDROP_NO_EV       = 3;  // slot without an EV
+const bit<32> NDROP_UNKNOWN_ROW = 4;  // destination row without a template
+const bit<32> NDROP_NO_PLANE    = 5;  // EV's plane has no port
+const bit<32> NDROP_NOT_ENCAP   = 6;  // from fabric: not IPv6-in-IPv6
+const bit<32> NDROP_BAD_INNER   = 7;  // inner not UDP 4791 / BTH
+const bit<32> NDROP_NOT_FOR_ME  = 8;  // inner destination is not this NIC
+const bit<32> NUM_NDROPS        = 16;
+
+// Events: the index into the nic_events counter.
+const bit<32> NEV_TX       = 0;
+const bit<32> NEV_RX       = 1;
+const bit<32> NEV_NACK     = 2;
+const bit<32> NEV_NOTICE   = 3;
+const bit<32> NEV_CE_COPY  = 4;
+
+const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8;
+
+struct nic_headers_t {
+    ethernet_t  ethernet;
+    ipv6_t      outer;
+    ipv6_t      inner;
+    udp_t       udp;
+    bth_t       bth;
+    mrc_data_t  data;
+    mrc_ack_t   ack;
+    mrc_nack_t  nack;
+    mrc_probe_t probe;
+}
+
+struct nic_metadata_t {
+    bit<1>   drop;
+    bit<32>  drop_reason;
+    bit<32>  block;
+    bit<11>  my_row;
+    bit<128> my_addr;
+    bit<6>   dscp_control;
+    bit<6>   dscp_trimmed;
+    bit<6>   dscp_trimmed_lasthop;
+    bit<16>  qp_index;
+    bit<16>  slot;
+    bit<32>  ev;
+    bit<1>   same_row;
+    bit<11>  dst_row;
+}
+
+#endif
