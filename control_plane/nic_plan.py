@@ -47,7 +47,7 @@ class PlanePort:
 
 @dataclass(slots=True)
 class QpEv:
-    qpn: int
+    qpn: int  # the destination QP as the host's packets carry it (the peer's)
     qp_index: int
     base: int
     mask: int
@@ -125,7 +125,8 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         n = len(qp.evs)
         if n == 0 or n & (n - 1):
             raise ValueError(f"QP {qp.qpn}: {n} EVs, not a power of two")
-        st.qps.append(QpEv(qp.qpn, index, base, n - 1))
+        # Outgoing packets name the peer's QP in BTH.dqpn: that is the key.
+        st.qps.append(QpEv(qp.peer_qpn, index, base, n - 1))
         st.slots += [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)]
         st.peers.append(QpPeer(qp.qpn, qp.peer_qpn))
         base += n

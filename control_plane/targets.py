@@ -236,6 +236,12 @@ class NicBmv2Target(Bmv2Target):
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
         self.state = state
 
+    def reset(self) -> None:
+        """Between tests: planned tables back (slots), rotation from slot 0."""
+        super().reset()
+        self.session.reconcile(self.desired, self.tables, self.defaults)
+        self.bmv2.cli(["register_reset qp_rotation"])
+
     def drop_count(self, reason: str) -> int:
         return self.counter("nic_drops", NIC_DROPS.index(reason))
 

@@ -87,11 +87,14 @@ class NicModel:
         qp = self.qps.get(m.bth.dqpn)
         if qp is None:
             return self._drop("unknown_qp")
-        turn = self.rotation[qp.qp_index]
-        self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
-        ev = self.slots.get(qp.base + (turn & qp.mask))
-        if ev is None:
-            return self._drop("no_ev")
+        if isinstance(m.ext, (H.MRCAck, H.MRCNack, H.MRCProbe)):
+            ev = m.ext.ev  # control goes on the EV it names (echo or probe)
+        else:
+            turn = self.rotation[qp.qp_index]
+            self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
+            ev = self.slots.get(qp.base + (turn & qp.mask))
+            if ev is None:
+                return self._drop("no_ev")
         inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
         inner[46:48] = b"\0\0"  # UDP checksum not recomputed (MRC relies on the ICRC)
         inner[2:4] = (ev & 0xFFFF).to_bytes(2, "big")  # EV[15:0]: low flow label

@@ -13,8 +13,9 @@ from typing import Iterator
 import pytest
 
 from control_plane import toolchain
+from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from control_plane.targets import SwitchBmv2Target, SwitchModelTarget
+from control_plane.targets import NicBmv2Target, NicModelTarget, SwitchBmv2Target, SwitchModelTarget
 
 
 def bmv2_skip_reason(program: str = "switch") -> str | None:
@@ -32,7 +33,6 @@ def bmv2_t0() -> Iterator[SwitchBmv2Target]:
     reason = bmv2_skip_reason()
     if reason:
         pytest.skip(f"BMv2: {reason}")
-    p4info, blob = toolchain.artifacts("switch")
     target = SwitchBmv2Target(T0, T0_PORTS)
     yield target
     target.close()
@@ -44,6 +44,28 @@ def target(request: pytest.FixtureRequest):
         yield SwitchModelTarget(T0, T0_PORTS)
         return
     t: SwitchBmv2Target = request.getfixturevalue("bmv2_t0")
+    t.reset()
+    yield t
+    t.reset()
+
+
+@pytest.fixture(scope="session")
+def bmv2_nic() -> Iterator[NicBmv2Target]:
+    reason = bmv2_skip_reason("nic")
+    if reason:
+        pytest.skip(f"BMv2: {reason}")
+    target = NicBmv2Target(nic_fabric.NIC, nic_fabric.PORTS)
+    yield target
+    target.close()
+
+
+@pytest.fixture(params=["model", "bmv2"])
+def nic_target(request: pytest.FixtureRequest):
+    """NIC 0 of the demo fabric with QP 1 to NIC 3, fresh rotation."""
+    if request.param == "model":
+        yield NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
+        return
+    t: NicBmv2Target = request.getfixturevalue("bmv2_nic")
     t.reset()
     yield t
     t.reset()

@@ -1,5 +1,6 @@
-// Transmit (host to fabric): per-QP rotation over a power-of-two slot
-// table, slot to EV, EV into the inner headers, carrier, encapsulation.
+// Transmit (host to fabric): data takes the next slot of its QP's rotation
+// (a power-of-two slot table); ACK, NACK and probes use the EV they carry.
+// Then the EV goes into the inner headers, and carrier and encapsulation.
 control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
                  inout STD_META_T STD_META) {
     register<bit<16>>(4096) qp_rotation;   // next slot of each QP
@@ -55,7 +56,15 @@ control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else {
             qp_ev.apply();
         }
-        if (meta.drop == 0) {
+        if (meta.drop == 1) {
+            // counted by the caller
+        } else if (hdr.ack.isValid()) {
+            meta.ev = hdr.ack.ev;      // ACK/SACK go back on the echoed path
+        } else if (hdr.nack.isValid()) {
+            meta.ev = hdr.nack.ev;
+        } else if (hdr.probe.isValid()) {
+            meta.ev = hdr.probe.ev;    // a probe tests the EV it names
+        } else {
             bit<16> turn;
             qp_rotation.read(turn, (bit<32>)meta.qp_index);
             qp_rotation.write((bit<32>)meta.qp_index, turn + 1);

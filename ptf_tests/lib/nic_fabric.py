@@ -1,0 +1,70 @@
+"""The NIC under test: NIC 0 of the demo topology (row 0, downlink 0), its
+QP 1 to NIC 3 (row 1, downlink 1), and frames as the host or the fabric
+sends them. Expected packets are built here from DESIGN.md, not from the
+pipeline model."""
+
+from __future__ import annotations
+
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from control_plane import addressing as A
+from control_plane import nic_plan as N
+from nic_model import headers as H
+from nic_model.ev import EvProfile
+from ptf_tests.lib.fabric import TOPO
+
+ME, PEER, SAME_ROW_PEER = 0, 3, 1
+QPN, PEER_QPN = 1, 2
+PROFILE = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
+QP = N.QpSpec(QPN, PEER_QPN, tuple(PROFILE.home), tuple(e for pool in PROFILE.backups.values() for e in pool))
+NIC = N.nic_state(TOPO, ME, [QP])
+PORTS = [N.HOST_PORT] + [N.plane_port(p) for p in range(TOPO.planes)]
+HOST_MAC, NIC_MAC = "02:aa:00:00:00:01", "02:aa:00:00:00:02"
+D = TOPO.dscp
+
+
+def addr(nic: int) -> str:
+    return str(A.nic_address(TOPO, nic))
+
+
+def host_data(dst: int = PEER, psn: int = 5, payload: bytes = bytes(range(64)), qpn: int = PEER_QPN, fl: int = 0x30000) -> Ether:
+    """A data packet as the host transport hands it to its NIC. BTH.dqpn is
+    the peer's QP; the NIC's qp_ev table is keyed by it."""
+    return Ether(src=HOST_MAC, dst=NIC_MAC) / _inner(addr(ME), addr(dst), qpn, psn, payload, fl, D["data_trimmable"], 2)
+
+
+def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp: int, ecn: int) -> IPv6:
+    pkt = (IPv6(src=src, dst=dst, tc=(dscp << 2) | ecn, fl=fl, hlim=64)
+           / UDP(sport=0, dport=H.ROCE_PORT, chksum=0)
+           / H.BTH(opcode=H.OP_WRITE_ONLY, dqpn=qpn, psn=psn, ackreq=1)
+           / H.MRCData(msg_id=1, offset=0, msg_len=len(payload)) / payload)
+    return IPv6(bytes(pkt))
+
+
+def carrier(plane: int, src_nic: int, dst_nic: int, spine: int) -> str:
+    H_ = TOPO.hosts_per_t0
+    return str(A.path_carrier(TOPO, plane, src_nic // H_, dst_nic // H_, dst_nic % H_, spine))
+
+
+def encapsulated(inner: IPv6, ev: int, src_nic: int, dst_nic: int, dscp: int, ecn: int) -> Ether:
+    """The frame a NIC sends for `inner` on EV `ev` (DESIGN.md section 5)."""
+    p, spine = ev & 7, (ev >> 3) & 0xFF
+    inner = inner.copy()
+    inner[UDP].sport = ev >> 16
+    inner.fl = (inner.fl & 0xF0000) | (ev & 0xFFFF)
+    k = src_nic % TOPO.hosts_per_t0
+    t0 = A.usid(A.TIER_T0, p, src_nic // TOPO.hosts_per_t0)
+    outer = IPv6(src=str(A.carrier(TOPO, [t0, A.usid(A.TIER_DL, p, k)])), dst=carrier(p, src_nic, dst_nic, spine),
+                 tc=(dscp << 2) | ecn, fl=inner.fl, nh=41, hlim=64, plen=len(bytes(inner)))
+    eth = Ether(src=A.mac_str(A.nic_mac(p, src_nic)), dst=A.mac_str(A.switch_mac(t0, TOPO.t0_downlink_port(k))), type=0x86DD)
+    return Ether(bytes(eth) + bytes(outer)[:40] + bytes(inner))
+
+
+def from_fabric(src_nic: int, dst_nic: int, ev: int, *, outer_dscp: int | None = None, outer_ecn: int = 0,
+                inner_ecn: int = 2, payload: bytes = bytes(200), psn: int = 9, qpn: int = QPN) -> Ether:
+    """A data packet from `src_nic` to `dst_nic` as it arrives off the fabric."""
+    inner = _inner(addr(src_nic), addr(dst_nic), qpn, psn, payload, 0, D["data_trimmable"], inner_ecn)
+    frame = encapsulated(inner, ev, src_nic, dst_nic, D["data_trimmable"] if outer_dscp is None else outer_dscp, outer_ecn)
+    return frame

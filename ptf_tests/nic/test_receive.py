@@ -1,0 +1,132 @@
+"""NIC receive: decapsulation, CE copy, trimmed data to NACK, bad input."""
+
+from scapy.layers.inet import TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from control_plane import nic_plan as N
+from nic_model import headers as H
+from ptf_tests.lib.nic_fabric import (
+    D, HOST_MAC, ME, NIC_MAC, PEER, PEER_QPN, PROFILE, SAME_ROW_PEER, carrier, encapsulated, from_fabric, host_data,
+)
+
+EV = PROFILE.home[3]  # plane 1
+PLANE_PORT = N.plane_port(EV & 7)
+CE = 3
+
+
+def _to_host(frame: Ether, ecn: int | None = None) -> Ether:
+    inner = IPv6(bytes(frame[IPv6].payload))
+    if ecn is not None:
+        inner.tc = (inner.tc & ~3) | ecn
+    return Ether(bytes(frame)[:14] + bytes(inner))
+
+
+def test_decapsulated_to_host(nic_target):
+    pkt = from_fabric(PEER, ME, EV)
+    nic_target.send(PLANE_PORT, pkt)
+    nic_target.verify_packet(_to_host(pkt), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def test_outer_ce_copied_to_ect_inner(nic_target):
+    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=2)
+    nic_target.send(PLANE_PORT, pkt)
+    nic_target.verify_packet(_to_host(pkt, ecn=CE), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def test_outer_ce_not_copied_to_not_ect_inner(nic_target):
+    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=0)
+    nic_target.send(PLANE_PORT, pkt)
+    nic_target.verify_packet(_to_host(pkt), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def _expected_nack(trimmed: Ether, reason: int) -> bytes:
+    inner = IPv6(bytes(trimmed[IPv6].payload))
+    ev = (inner[UDP].sport << 16) | (inner.fl & 0xFFFF)
+    nack = (IPv6(src=inner.dst, dst=inner.src, tc=D["control"] << 2, fl=inner.fl, hlim=64, plen=28)
+            / UDP(sport=inner[UDP].sport, dport=H.ROCE_PORT, len=28, chksum=0)
+            / H.BTH(bytes(inner[H.BTH])[:12]))
+    nack[H.BTH].opcode = H.OP_NACK
+    nack[H.BTH].dqpn = PEER_QPN
+    nack = IPv6(bytes(nack)[:60]) / H.MRCNack(ev=ev, reason=reason, psn=inner[H.BTH].psn)
+    return bytes(encapsulated(IPv6(bytes(nack)), ev, ME, PEER, D["control"], 0))
+
+
+def _trimmed(dscp: int) -> Ether:
+    whole = from_fabric(PEER, ME, EV, outer_dscp=dscp, payload=bytes(1000))
+    return Ether(bytes(whole)[:256])  # what a switch leaves of it
+
+
+def test_trimmed_data_becomes_exact_nack_on_same_plane(nic_target):
+    stub = _trimmed(D["trimmed"])
+    nic_target.send(PLANE_PORT, stub)
+    nack = _expected_nack(stub, H.NACK_TRIMMED)
+    assert len(nack) == 14 + 40 + 40 + 8 + 12 + 8
+    assert IPv6(nack[14:]).dst == carrier(EV & 7, ME, PEER, (EV >> 3) & 0xFF)
+    nic_target.verify_packet(nack, PLANE_PORT)
+    notice = bytearray(bytes(_to_host(stub)))
+    notice[14] = (notice[14] & 0xF0) | (D["trimmed"] >> 2)
+    notice[15] = ((D["trimmed"] & 3) << 6) | (notice[15] & 0x3F)
+    nic_target.verify_packet(bytes(notice), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def test_lasthop_trim_nack_reason(nic_target):
+    stub = _trimmed(D["trimmed_lasthop"])
+    nic_target.send(PLANE_PORT, stub)
+    nic_target.verify_packet(_expected_nack(stub, H.NACK_TRIMMED_LASTHOP), PLANE_PORT)
+    nic_target.verify_packet(_host_notice(stub, D["trimmed_lasthop"]), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def _host_notice(stub: Ether, dscp: int) -> bytes:
+    notice = bytearray(bytes(_to_host(stub)))
+    notice[14] = (notice[14] & 0xF0) | (dscp >> 2)
+    notice[15] = ((dscp & 3) << 6) | (notice[15] & 0x3F)
+    return bytes(notice)
+
+
+def _dropped(nic_target, port: int, frame, reason: str) -> None:
+    before = nic_target.drop_count(reason)
+    nic_target.send(port, frame)
+    nic_target.verify_no_other_packets()
+    assert nic_target.drop_count(reason) == before + 1
+
+
+def test_not_for_this_nic_dropped(nic_target):
+    _dropped(nic_target, PLANE_PORT, from_fabric(PEER, SAME_ROW_PEER, EV), "not_for_me")
+
+
+def test_not_encapsulated_dropped(nic_target):
+    pkt = from_fabric(PEER, ME, EV)
+    _dropped(nic_target, PLANE_PORT, Ether(bytes(pkt)[:14]) / IPv6(bytes(pkt[IPv6].payload)), "not_encap")
+
+
+def test_wrong_inner_protocol_dropped(nic_target):
+    pkt = from_fabric(PEER, ME, EV)
+    outer = IPv6(bytes(pkt[IPv6])[:40])
+    inner = IPv6(src=pkt[IPv6].payload.src, dst=pkt[IPv6].payload.dst, nh=6) / TCP() / bytes(20)
+    outer.plen = len(bytes(inner))
+    _dropped(nic_target, PLANE_PORT, Ether(bytes(pkt)[:14] + bytes(outer)[:40] + bytes(inner)), "bad_inner")
+
+
+def test_unknown_qp_from_host_dropped(nic_target):
+    _dropped(nic_target, N.HOST_PORT, host_data(PEER, qpn=77), "unknown_qp")
+
+
+def test_non_mrc_from_host_dropped(nic_target):
+    frame = Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(src="fd00:0:0:1::", dst="fd00:0:0:1::1:1") / UDP(dport=53) / bytes(30)
+    _dropped(nic_target, N.HOST_PORT, frame, "not_mrc")
+
+
+def test_truncated_frame_dropped_as_malformed(nic_target):
+    _dropped(nic_target, PLANE_PORT, bytes(from_fabric(PEER, ME, EV))[:14 + 40 + 20], "malformed")
+    # Nothing broke: the next good packet is sent as usual.
+    pkt = host_data(PEER)
+    nic_target.send(N.HOST_PORT, pkt)
+    ev = PROFILE.home[0]
+    nic_target.verify_packet(encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 2), N.plane_port(ev & 7))
+    nic_target.verify_no_other_packets()

@@ -1,0 +1,68 @@
+"""NIC transmit: exact encapsulation and spraying (model and BMv2)."""
+
+from collections import Counter
+
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from control_plane import nic_plan as N
+from nic_model.ev import EvEvent, EvProfile, ev_plane
+from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_data
+
+
+def test_exact_encapsulation_cross_spine(nic_target):
+    pkt = host_data(PEER)
+    nic_target.send(N.HOST_PORT, pkt)
+    ev = PROFILE.home[0]  # first packet of the QP: slot 0
+    exp = encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 2)
+    nic_target.verify_packet(exp, N.plane_port(ev & 7))
+    nic_target.verify_no_other_packets()
+
+
+def test_exact_encapsulation_same_row(nic_target):
+    first = host_data(SAME_ROW_PEER)
+    second = host_data(SAME_ROW_PEER, psn=6)
+    nic_target.send(N.HOST_PORT, first)
+    nic_target.send(N.HOST_PORT, second)
+    for pkt, ev in ((first, PROFILE.home[0]), (second, PROFILE.home[1])):
+        exp = encapsulated(pkt[IPv6], ev, ME, SAME_ROW_PEER, D["data_trimmable"], 2)
+        assert exp[IPv6].dst.count(":") and len(exp[IPv6].dst.split(":")) < 8  # block:T0:DL::
+        nic_target.verify_packet(exp, N.plane_port(ev & 7))
+    nic_target.verify_no_other_packets()
+
+
+def _evs(outputs):
+    return [(port, (Ether(f)[UDP].sport << 16) | (Ether(f)[IPv6].payload.fl & 0xFFFF)) for port, f in outputs]
+
+
+def test_spraying_uses_every_ev_equally_and_planes_equally(nic_target):
+    n, e = 64, len(PROFILE.home)
+    before = {ev: nic_target.ev_count(ev) for ev in PROFILE.home}
+    frames = [(N.HOST_PORT, bytes(host_data(PEER, psn=i))) for i in range(n)]
+    out = _evs(nic_target.burst(frames))
+    assert len(out) == n
+    per_ev = Counter(ev for _, ev in out)
+    assert per_ev == {ev: n // e for ev in PROFILE.home}
+    per_plane = Counter(port for port, _ in out)
+    assert set(per_plane.values()) == {n // 2} and len(per_plane) == 2
+    assert all(port == N.plane_port(ev & 7) for port, ev in out)
+    assert {ev: nic_target.ev_count(ev) - before[ev] for ev in PROFILE.home} == {ev: n // e for ev in PROFILE.home}
+
+
+def test_retired_ev_never_used_and_replaced_on_same_plane(nic_target):
+    profile = EvProfile(list(PROFILE.home), {p: list(b) for p, b in PROFILE.backups.items()})
+    bad = profile.home[2]
+    profile.event(bad, EvEvent.LOSS)
+    nic_target.rewrite_slots(profile.slot_writes)
+    stand_in = profile.slots[2]
+    out = _evs(nic_target.burst([(N.HOST_PORT, bytes(host_data(PEER, psn=i))) for i in range(16)]))
+    used = Counter(ev for _, ev in out)
+    assert bad not in used
+    assert used[stand_in] == 2 and ev_plane(stand_in) == ev_plane(bad)
+    profile.event(bad, EvEvent.PROBE_OK)
+    profile.event(bad, EvEvent.PROBE_OK)
+    profile.event(bad, EvEvent.PROBE_OK)
+    nic_target.rewrite_slots(profile.slot_writes[-1:])
+    out = _evs(nic_target.burst([(N.HOST_PORT, bytes(host_data(PEER, psn=i))) for i in range(8)]))
+    assert bad in {ev for _, ev in out} and stand_in not in {ev for _, ev in out}
