@@ -74,6 +74,8 @@ async def connect(
             await sw.__aexit__(None, None, None)
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr} (no answer in {timeout:g} s)") from None
     except fy.P4ClientError as exc:
+        if exc.code == GRPCStatusCode.UNAVAILABLE:
+            raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc.message}") from None
         raise DeviceError(device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}") from None
     except Exception as exc:  # grpc/OS errors while connecting
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc}") from None

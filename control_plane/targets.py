@@ -246,7 +246,8 @@ class NicBmv2Target(Bmv2Target):
         return self.counter("nic_drops", NIC_DROPS.index(reason))
 
     def ev_count(self, ev: int) -> int:
-        [ent] = self.session.read([fy.P4DirectCounterEntry("ev_stats", match=fy.Match(ev=ev))])
+        entry = fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev))
+        [ent] = self.session.read([fy.P4DirectCounterEntry(table_entry=entry)])
         return ent.data.packet_count if ent.data else 0
 
     def plane_count(self, plane: int) -> int:

@@ -39,6 +39,8 @@ def bmv2_unavailable() -> str | None:
     """Why BMv2 tests cannot run here, or None when they can."""
     if simple_switch_grpc() is None:
         return "simple_switch_grpc not found (PATH or $SIMPLE_SWITCH_GRPC); see README 'Toolchain'"
+    if tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI") is None:
+        return "simple_switch_CLI not found (PATH or $SIMPLE_SWITCH_CLI): BMv2's Thrift CLI sets registers"
     if os.geteuid() != 0:
         return "BMv2 tests need root to create veth pairs"
     if shutil.which("ip") is None:

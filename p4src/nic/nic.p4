@@ -32,8 +32,22 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         size = 1;
     }
 
+    counter(8, CounterType.packets_and_bytes) plane_tx;
+    counter(8, CounterType.packets) nack_reasons;
+    direct_counter(CounterType.packets_and_bytes) ev_tx;
+
+    action count_ev() { ev_tx.count(); }
+    table ev_stats {
+        key = { meta.ev : exact @name("ev"); }
+        actions = { count_ev; @defaultonly NoAction; }
+        default_action = NoAction;
+        counters = ev_tx;
+        size = 65536;
+    }
+
     Transmit() tx;
     Receive() rx;
+    Encap() encap;
 
     apply {
         nic_config.apply();
@@ -42,12 +56,27 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.drop_reason = NDROP_MALFORMED;
         } else if (IN_PORT == HOST_PORT) {
             tx.apply(hdr, meta, STD_META);
-            if (meta.drop == 0) { nic_events.count(NEV_TX); }
         } else {
             rx.apply(hdr, meta, STD_META);
-            if (meta.drop == 0) {
-                nic_events.count(hdr.nack.isValid() ? NEV_NACK : NEV_RX);
+        }
+        if (meta.drop == 0 && meta.encap == 1) {
+            encap.apply(hdr, meta, STD_META);
+        }
+        if (meta.drop == 0 && meta.encap == 1) {
+            hdr.outer.dscp = meta.outer_dscp;
+            hdr.outer.ecn = meta.outer_ecn;
+            if (meta.is_nack == 1) {
+                TRUNCATE(NACK_BYTES);
+                clone(CloneType.I2E, NOTICE_SESSION);   // notice to the host
+                nack_reasons.count((bit<32>)hdr.nack.reason);
+                nic_events.count(NEV_NACK);
+            } else {
+                ev_stats.apply();
+                plane_tx.count((bit<32>)meta.ev[2:0]);
+                nic_events.count(NEV_TX);
             }
+        } else if (meta.drop == 0) {
+            nic_events.count(NEV_RX);
         }
         if (meta.drop == 1) {
             nic_drops.count(meta.drop_reason);

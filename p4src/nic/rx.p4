@@ -4,8 +4,6 @@
 // the host (an ingress clone, decapsulated in egress).
 control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 inout STD_META_T STD_META) {
-    counter(8, CounterType.packets) nack_reasons;
-
     bit<24> peer_qpn = 0;
     action set_peer(bit<24> qpn) { peer_qpn = qpn; }
     action peer_miss() {
@@ -18,8 +16,6 @@ control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
         const default_action = peer_miss;
         size = 4096;
     }
-
-    Encap() encap;
 
     apply {
         if (!hdr.outer.isValid() || !hdr.inner.isValid()) {
@@ -56,14 +52,10 @@ control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 hdr.inner.hop_limit = 64;
                 hdr.udp.length = 8 + 12 + 8;
                 hdr.udp.checksum = 0;
-                encap.apply(hdr, meta, STD_META);   // reverse path, same plane
-            }
-            if (meta.drop == 0) {
-                hdr.outer.dscp = meta.dscp_control;
-                hdr.outer.ecn = 0;
-                TRUNCATE(NACK_BYTES);
-                clone(CloneType.I2E, NOTICE_SESSION);
-                nack_reasons.count((bit<32>)hdr.nack.reason);
+                meta.encap = 1;     // reverse path: the EV's plane and spine
+                meta.is_nack = 1;
+                meta.outer_dscp = meta.dscp_control;
+                meta.outer_ecn = 0;
             }
         } else {
             // RFC 6040: CE on the outer header reaches an ECT inner one.

@@ -1,11 +1,10 @@
 // Transmit (host to fabric): data takes the next slot of its QP's rotation
 // (a power-of-two slot table); ACK, NACK and probes use the EV they carry.
-// Then the EV goes into the inner headers, and carrier and encapsulation.
+// The EV goes into the inner headers; Encap (applied once, in nic.p4)
+// builds the carrier and the outer header.
 control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
                  inout STD_META_T STD_META) {
     register<bit<16>>(4096) qp_rotation;   // next slot of each QP
-    counter(8, CounterType.packets_and_bytes) plane_tx;
-    direct_counter(CounterType.packets_and_bytes) ev_tx;
 
     bit<16> slot_base = 0;
     bit<16> slot_mask = 0;
@@ -38,17 +37,6 @@ control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
         size = 65536;
     }
 
-    action count_ev() { ev_tx.count(); }
-    table ev_stats {
-        key = { meta.ev : exact @name("ev"); }
-        actions = { count_ev; @defaultonly NoAction; }
-        default_action = NoAction;
-        counters = ev_tx;
-        size = 65536;
-    }
-
-    Encap() encap;
-
     apply {
         if (!hdr.bth.isValid()) {
             meta.drop = 1;
@@ -76,13 +64,9 @@ control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
             hdr.udp.src_port = meta.ev[31:16];
             hdr.inner.flow_label = hdr.inner.flow_label[19:16] ++ meta.ev[15:0];
             hdr.udp.checksum = 0;   // not recomputed; MRC relies on the ICRC
-            encap.apply(hdr, meta, STD_META);
-        }
-        if (meta.drop == 0) {
-            hdr.outer.dscp = hdr.inner.dscp;   // the host sets the class
-            hdr.outer.ecn = hdr.data.isValid() ? 2w2 : 2w0;   // ECT(0) on data
-            ev_stats.apply();
-            plane_tx.count((bit<32>)meta.ev[2:0]);
+            meta.encap = 1;
+            meta.outer_dscp = hdr.inner.dscp;   // the host sets the class
+            meta.outer_ecn = hdr.data.isValid() ? 2w2 : 2w0;   // ECT(0) on data
         }
     }
 }

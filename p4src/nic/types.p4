@@ -25,8 +25,6 @@ const bit<32> NUM_NDROPS        = 16;
 const bit<32> NEV_TX       = 0;
 const bit<32> NEV_RX       = 1;
 const bit<32> NEV_NACK     = 2;
-const bit<32> NEV_NOTICE   = 3;
-const bit<32> NEV_CE_COPY  = 4;
 
 const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8;
 
@@ -56,6 +54,10 @@ struct nic_metadata_t {
     bit<32>  ev;
     bit<1>   same_row;
     bit<11>  dst_row;
+    bit<1>   encap;        // set by transmit or the NACK path
+    bit<1>   is_nack;
+    bit<6>   outer_dscp;
+    bit<2>   outer_ecn;
 }
 
 #endif
