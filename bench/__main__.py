@@ -8,6 +8,7 @@ bare L2 program for BMv2 packet rate.
 from __future__ import annotations
 
 import datetime
+import logging
 import platform
 import sys
 
@@ -18,6 +19,7 @@ RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
 
 
 def main() -> int:
+    logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI
     lines = [
         f"# Benchmarks, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         "",

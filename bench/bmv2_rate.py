@@ -69,7 +69,7 @@ def _measure(sw: Bmv2Switch) -> tuple[float, int]:
 
 def _program(name: str, setup) -> tuple[float, int]:
     p4info, blob = toolchain.artifacts(name)
-    with Bmv2Switch(f"bench-{name}", ports=[IN_PORT, OUT_PORT]) as sw:
+    with Bmv2Switch(f"bench-{name}", ports=[IN_PORT, OUT_PORT], log=False) as sw:
         with Session(Device(name, sw.grpc_addr, sw.device_id), p4info, blob) as s:
             setup(s)
             return _measure(sw)

@@ -21,7 +21,7 @@ def _install(batch: int) -> tuple[float, int]:
     state = S.t0_state(FULL, 0, 0)
     desired = [P.to_p4(e) for e in state.entries()]
     p4info, blob = toolchain.artifacts("switch")
-    with Bmv2Switch(f"bench-install-{batch}", ports=[]) as sw:
+    with Bmv2Switch(f"bench-install-{batch}", ports=[], log=False) as sw:
         with Session(Device(state.name, sw.grpc_addr, sw.device_id), p4info, blob) as s:
             t0 = time.perf_counter()
             d = s.reconcile(desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch)

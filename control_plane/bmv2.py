@@ -48,6 +48,7 @@ class Bmv2Switch:
     device_id: int = 1
     workdir: Path = Path("/tmp/mrc-bmv2")
     priority_queues: int = 8
+    log: bool = True  # per-packet log file (slow: benchmarks turn it off)
     grpc_port: int = 0
     thrift_port: int = 0
     tag: str = field(default_factory=lambda: f"m{os.getpid() % 10000}x{next(_ids)}")
@@ -77,8 +78,9 @@ class Bmv2Switch:
         self.thrift_port = self.thrift_port or free_port()
         for p in self.ports:
             make_veth(self.switch_iface(p), self.host_iface(p))
-        cmd = [binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.workdir / f"{self.name}-bmv2"), "--log-flush",
-               "--thrift-port", str(self.thrift_port)]
+        cmd = [binary, "--device-id", str(self.device_id), "--no-p4", "--thrift-port", str(self.thrift_port)]
+        if self.log:
+            cmd += ["--log-file", str(self.workdir / f"{self.name}-bmv2"), "--log-flush"]
         for p in self.ports:
             cmd += ["-i", f"{p}@{self.switch_iface(p)}"]
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--priority-queues", str(self.priority_queues)]

@@ -12,6 +12,7 @@ once; errors name the device and the cause.
 from __future__ import annotations
 
 import argparse
+import logging
 import dataclasses
 import json
 import asyncio
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", type=Path, help="plan: write one JSON file per device into this folder")
     ap.add_argument("--batch-size", type=int, default=installer.DEFAULT_BATCH, help="updates per WriteRequest")
     args = ap.parse_args(argv)
+    logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
     try:
         topo = topology.load(args.topology)
     except (topology.TopologyError, OSError) as exc:

@@ -9,6 +9,7 @@ where it left and how its address was rewritten.
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 from scapy.layers.inet import UDP
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--switch", default="t0-p0-r0")
     ap.add_argument("--model", action="store_true", help="use the reference model even if BMv2 is present")
     args = ap.parse_args(argv)
+    logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
 
     topo = topology.load(args.topology)
     state = S.switch_state(topo, args.switch)

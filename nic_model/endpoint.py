@@ -111,7 +111,8 @@ class Endpoint:
 
     def __init__(self, sim: Sim, addr: str, transmit: Callable[[bytes], None], *,
                  mtu: int = 1024, rto: float = 200.0, probe_interval: float = 100.0,
-                 on_message: Callable[[int, int, bytes], None] | None = None):
+                 on_message: Callable[[int, int, bytes], None] | None = None,
+                 slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
         self.sim = sim
         self.addr = str(ipaddress.IPv6Address(addr))
         self.transmit = transmit
@@ -119,6 +120,9 @@ class Endpoint:
         self.rto = rto
         self.probe_interval = probe_interval
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
+        # Where slot rewrites go (the NIC's slot_ev table), per QP number.
+        self.slot_sink = slot_sink
+        self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
         self._msg_ids = 0
@@ -172,6 +176,16 @@ class Endpoint:
         while qp.pending and len(qp.inflight) < int(qp.cc.cwnd):
             self._send_segment(qp, qp.pending.pop(0), retx=False)
 
+    def _event(self, qp: QueuePair, ev: int, event: EvEvent) -> None:
+        """Apply an EV event and push the slot rewrites it caused."""
+        qp.profile.event(ev, event)
+        if self.slot_sink is not None:
+            done = self._slots_pushed.get(qp.qpn, 0)
+            writes = qp.profile.slot_writes[done:]
+            if writes:
+                self._slots_pushed[qp.qpn] = done + len(writes)
+                self.slot_sink(qp.qpn, writes)
+
     def _arm_timer(self) -> None:
         if not self._timer_armed:
             self._timer_armed = True
@@ -184,7 +198,7 @@ class Endpoint:
             for psn, inf in list(qp.inflight.items()):
                 if self.sim.now - inf.sent_at >= self.rto:
                     self.stats.timeouts += 1
-                    qp.profile.event(inf.ev, EvEvent.LOSS)  # a real loss: the path is suspect
+                    self._event(qp, inf.ev, EvEvent.LOSS)  # a real loss: the path is suspect
                     qp.retx_queue.append(psn)
             self._probe(qp)
             self._pump(qp)
@@ -197,7 +211,7 @@ class Endpoint:
         for pid, (ev, t) in list(qp.probe_sent.items()):
             if now - t >= self.rto:
                 del qp.probe_sent[pid]
-                qp.profile.event(ev, EvEvent.PROBE_LOST)
+                self._event(qp, ev, EvEvent.PROBE_LOST)
         waiting = {ev for ev, _ in qp.probe_sent.values()}
         for ev in qp.profile.probing():
             if ev in waiting:
@@ -266,14 +280,14 @@ class Endpoint:
             if ack.bitmap >> bit & 1:
                 qp.inflight.pop(ack.cum_psn + 1 + bit, None)
         qp.inflight.pop(ack.ack_psn, None)
-        qp.profile.event(ack.ev, EvEvent.ECN if ack.ecn_seen else EvEvent.ACK)
+        self._event(qp, ack.ev, EvEvent.ECN if ack.ecn_seen else EvEvent.ACK)
         qp.cc.on_ack(now, rtt, bool(ack.ecn_seen))
         self._pump(qp)
 
     def _on_nack(self, qp: QueuePair, nack: H.MRCNack) -> None:
         self.stats.nacks += 1
         event = EvEvent.NACK_TRIMMED if nack.reason == H.NACK_TRIMMED else EvEvent.NACK_TRIMMED_LASTHOP
-        qp.profile.event(nack.ev, event)
+        self._event(qp, nack.ev, event)
         qp.cc.on_ack(self.sim.now, None, True)
         if nack.psn in qp.inflight:
             qp.retx_queue.append(nack.psn)  # the payload was cut: resend it now
@@ -286,7 +300,7 @@ class Endpoint:
                                        H.MRCProbe(ev=pr.ev, reply=1, probe_id=pr.probe_id)))
         elif pr.probe_id in qp.probe_sent:
             ev, _ = qp.probe_sent.pop(pr.probe_id)
-            qp.profile.event(ev, EvEvent.PROBE_OK)
+            self._event(qp, ev, EvEvent.PROBE_OK)
 
     def idle(self) -> bool:
         return all(not q.inflight and not q.pending and not q.retx_queue for q in self.qps.values())

@@ -53,11 +53,16 @@ class EvProfile:
     home: list[int]
     backups: dict[int, list[int]]
     restore_after: int = 3  # good probes in a row needed to restore an EV
+    # Mirror mode: the NIC's data plane walks the slots (one turn per data
+    # packet); the profile follows it and acts only through slot rewrites.
+    mirror: bool = False
 
     slots: list[int] = field(default_factory=list)
     state: dict[int, EvState] = field(default_factory=dict)
     good_probes: Counter[int] = field(default_factory=Counter)
     next_slot: int = 0
+    turns: int = 0
+    skip_until: dict[int, int] = field(default_factory=dict)
     log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
     slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
 
@@ -90,6 +95,17 @@ class EvProfile:
         SKIP slot once (it becomes GOOD) and any slot that is not GOOD. If no
         slot is GOOD the rotation is used as it is (degraded, not stopped)."""
         n = len(self.slots)
+        if self.mirror:
+            for ev, until in list(self.skip_until.items()):
+                if self.turns >= until:
+                    del self.skip_until[ev]
+                    if self.state[ev] is EvState.SKIP:
+                        self.state[ev] = EvState.GOOD
+                        self._return_home(ev)
+            ev = self.slots[self.next_slot]
+            self.next_slot = (self.next_slot + 1) & (n - 1)
+            self.turns += 1
+            return ev
         for _ in range(2 * n):
             ev = self.slots[self.next_slot]
             self.next_slot = (self.next_slot + 1) & (n - 1)
@@ -116,6 +132,9 @@ class EvProfile:
             return  # not an EV of this profile
         if event in (EvEvent.ECN, EvEvent.NACK_TRIMMED) and st is EvState.GOOD:
             self._set(ev, event, EvState.SKIP)
+            if self.mirror:  # the data plane skips it by a rewrite for one rotation
+                self._vacate(ev)
+                self.skip_until[ev] = self.turns + len(self.slots)
         elif event is EvEvent.LOSS and st in (EvState.GOOD, EvState.SKIP):
             self._set(ev, event, EvState.ASSUMED_BAD)
             self.good_probes[ev] = 0
