@@ -20,7 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from control_plane import installer, toolchain, topology
+from control_plane import installer, nic_plan, toolchain, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 
@@ -46,6 +46,9 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
     print(f"topology {topo.name}: {topo.switches} switches ({kinds['t0']} T0, {kinds['t1']} T1), {topo.nics} NICs")
     for kind in ("t0", "t1"):
         print(f"  {kind.upper()}: {entries[kind] // max(kinds[kind], 1)} entries each")
+    nic = nic_plan.nic_state(topo, 0)
+    print(f"  NIC: {len(nic.entries())} entries each before QPs ({len(nic.rows)} row templates, "
+          f"{len(nic.planes)} plane ports, config), plus per QP its slots, EVs and peer")
     radix = max(topo.hosts_per_t0 + topo.t1_per_plane, topo.t0_per_plane)
     print(f"largest /48 table: {largest} entries; switch radix used: {radix} of {topology.MAX_PORTS} ports")
     if args.write:

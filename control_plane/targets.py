@@ -23,6 +23,7 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import toolchain
 from control_plane.bmv2 import Bmv2Switch
+from control_plane.ev_control import slot_updates
 from control_plane.session import Session
 from control_plane.topology import Device
 from nic_model.nic_pipeline import NIC_DROPS, NicModel
@@ -255,7 +256,7 @@ class NicBmv2Target(Bmv2Target):
 
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
         """Retire or restore EVs: one batched Write of slot_ev modifies."""
-        self.session.write([~P.to_p4(N.SlotEv(slot, ev)) for slot, ev in writes])
+        self.session.write(slot_updates(writes))
 
 
 def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]: ...

@@ -1,5 +1,5 @@
-"""Two NICs on BMv2, plane ports linked back to back through a filter that
-drops every packet carrying one chosen EV. The endpoint model on each host
+"""Two NICs (reference models, and BMv2 where present), plane ports linked
+back to back through a filter that drops every packet carrying one chosen EV. The endpoint model on each host
 port exchanges a multi-packet message: it completes, and the EV is retired
 (ASSUMED_BAD) and replaced in the NIC's slot table by an EV of its plane."""
 
@@ -14,10 +14,13 @@ import finsy as fy
 import pytest
 
 from control_plane import nic_plan as N
+from control_plane.ev_control import NicEvControl
 from control_plane.targets import NicBmv2Target
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState, ev_plane
+from nic_model.nic_pipeline import NicModel
 from nic_model.realtime import RealClock
+from nic_model.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
@@ -83,73 +86,146 @@ def _state(nic: int, qpn: int, peer_qpn: int, profile: EvProfile) -> N.NicState:
     return N.nic_state(TOPO, nic, [N.QpSpec(qpn, peer_qpn, tuple(profile.home), backups)])
 
 
-@pytest.fixture
-def two_nics():
+def _profiles() -> tuple[EvProfile, EvProfile]:
+    pa = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
+    pb = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
+    pa.mirror = pb.mirror = True  # the NIC walks the rotation; the endpoint follows
+    return pa, pb
+
+
+class Run:
+    """What one back-to-back exchange produced."""
+
+    def __init__(self) -> None:
+        self.got: list[bytes] = []
+        self.predicted: Counter[int] = Counter()  # data EVs the endpoint expected
+        self.used: Counter[int] = Counter()  # data EVs NIC A put on its plane ports
+        self.seen: Counter[int] = Counter()  # every EV on the link
+        self.dropped = 0
+        self.slots: dict[int, int] = {}  # NIC A's slot table at the end
+        self.stats = None
+
+    def expect(self, raw: bytes) -> None:
+        if 0xC6 <= raw[48] <= 0xCB:
+            self.predicted[(int.from_bytes(raw[40:42], "big") << 16) | int.from_bytes(raw[2:4], "big")] += 1
+
+
+def _ev_of(frame: bytes) -> int:
+    return (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
+
+
+def _endpoints(clock, send_a, send_b, sink, run: Run, pa: EvProfile, pb: EvProfile) -> dict[int, Endpoint]:
+    eps = {
+        A_NIC: Endpoint(clock, addr(A_NIC), send_a, rto=100_000, slot_sink=sink),
+        B_NIC: Endpoint(clock, addr(B_NIC), send_b, rto=100_000, on_message=lambda q, m, d: run.got.append(d)),
+    }
+    eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), pa)
+    eps[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), pb)
+    return eps
+
+
+ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
+DATA = bytes(i % 251 for i in range(48 * 1024))
+
+
+def on_models(bad: int) -> tuple[Run, EvProfile]:
+    """Two reference NIC pipelines, linked in Python, on the event clock."""
+    pa, pb = _profiles()
+    run = Run()
+    nics = {A_NIC: NicModel("a"), B_NIC: NicModel("b")}
+    nics[A_NIC].install(_state(A_NIC, A_QPN, B_QPN, pa).entries())
+    nics[B_NIC].install(_state(B_NIC, B_QPN, A_QPN, pb).entries())
+    sim = Sim()
+    eps: dict[int, Endpoint] = {}
+
+    def nic_in(nic: int, port: int, frame: bytes) -> None:
+        for out in nics[nic].process(port, frame):
+            if out.port == N.HOST_PORT:
+                sim.at(1.0, lambda f=out.frame: eps[nic].receive(f[14:]))
+                continue
+            ev = _ev_of(out.frame)
+            run.seen[ev] += 1
+            if nic == A_NIC and 0xC6 <= out.frame[102] <= 0xCB:
+                run.used[ev] += 1
+            if ev == bad:
+                run.dropped += 1
+                continue
+            other = B_NIC if nic == A_NIC else A_NIC
+            sim.at(5.0, lambda o=other, p=out.port, f=out.frame: nic_in(o, p, f))
+
+    def send_a(raw: bytes) -> None:
+        run.expect(raw)
+        nic_in(A_NIC, N.HOST_PORT, ETH + raw)
+
+    sink = lambda qpn, writes: nics[A_NIC].install([N.SlotEv(s, e) for s, e in writes])  # noqa: E731
+    eps.update(_endpoints(sim, send_a, lambda raw: nic_in(B_NIC, N.HOST_PORT, ETH + raw), sink, run, pa, pb))
+    eps[A_NIC].send_message(A_QPN, DATA)
+    sim.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
+    run.slots = dict(nics[A_NIC].slots)
+    run.stats = eps[A_NIC].stats
+    return run, pa
+
+
+def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
+    """Two simple_switch_grpc NICs, plane ports joined by a filtering relay."""
     reason = bmv2_skip_reason("nic")
     if reason:
         pytest.skip(f"BMv2: {reason}")
-    pa = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
-    pb = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
-    pa.mirror = pb.mirror = True
-    nics = []
+    pa, pb = _profiles()
+    run = Run()
+    nic_a = nic_b = None
     try:
-        nics.append(NicBmv2Target(_state(A_NIC, A_QPN, B_QPN, pa), PORTS))
-        nics.append(NicBmv2Target(_state(B_NIC, B_QPN, A_QPN, pb), PORTS))
-        for n in nics:
+        nic_a = NicBmv2Target(_state(A_NIC, A_QPN, B_QPN, pa), PORTS)
+        nic_b = NicBmv2Target(_state(B_NIC, B_QPN, A_QPN, pb), PORTS)
+        for n in (nic_a, nic_b):
             n.dataplane.kill()  # this test uses its own sockets
-        yield nics[0], nics[1], pa, pb
+        link = Link([(nic_a.bmv2.host_iface(N.plane_port(p)), nic_b.bmv2.host_iface(N.plane_port(p)))
+                     for p in range(TOPO.planes)], drop_ev=bad)
+        host = {A_NIC: _sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: _sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
+        eps: dict[int, Endpoint] = {}
+
+        def poll(timeout: float) -> None:
+            ready, _, _ = select.select(list(host.values()), [], [], timeout)
+            for nic, sock in host.items():
+                if sock in ready:
+                    while (frame := _recv(sock)) is not None:
+                        eps[nic].receive(frame[14:])
+
+        def send_a(raw: bytes) -> None:
+            run.expect(raw)
+            host[A_NIC].send(ETH + raw)
+
+        control = NicEvControl(nic_a.session, nic_a.state)
+        clock = RealClock(poll)
+        eps.update(_endpoints(clock, send_a, lambda raw: host[B_NIC].send(ETH + raw), control.push, run, pa, pb))
+        link.start()
+        try:
+            eps[A_NIC].send_message(A_QPN, DATA)
+            clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
+        finally:
+            link.stop()
+        run.seen, run.dropped, run.used = link.seen, link.dropped, link.data_from.get("a", Counter())
+        run.slots = {e.match["slot"]: e.action.args["ev"] for e in nic_a.session.read([fy.P4TableEntry("slot_ev")])}
+        run.stats = eps[A_NIC].stats
+        return run, pa
     finally:
-        for n in nics:
-            n.session.close()
-            n.bmv2.stop()
+        for n in (nic_a, nic_b):
+            if n is not None:
+                n.session.close()
+                n.bmv2.stop()
 
 
-def test_message_completes_while_one_ev_is_black_holed(two_nics):
-    nic_a, nic_b, pa, pb = two_nics
-    bad = pa.home[2]
-    link = Link([(nic_a.bmv2.host_iface(N.plane_port(p)), nic_b.bmv2.host_iface(N.plane_port(p)))
-                 for p in range(TOPO.planes)], drop_ev=bad)
-    host = {A_NIC: _sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: _sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
-    eth = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
-    got: list[bytes] = []
-    endpoints: dict[int, Endpoint] = {}
-
-    def poll(timeout: float) -> None:
-        ready, _, _ = select.select(list(host.values()), [], [], timeout)
-        for nic, s in host.items():
-            if s in ready:
-                while (frame := _recv(s)) is not None:
-                    endpoints[nic].receive(frame[14:])
-
-    clock = RealClock(poll)
-    predicted: Counter[int] = Counter()
-
-    def send_a(raw: bytes) -> None:
-        if 0xC6 <= raw[48] <= 0xCB:  # the EV the endpoint expects the NIC to pick
-            predicted[(int.from_bytes(raw[40:42], "big") << 16) | int.from_bytes(raw[2:4], "big")] += 1
-        host[A_NIC].send(eth + raw)
-
-    endpoints[A_NIC] = Endpoint(clock, addr(A_NIC), send_a, rto=100_000,
-                                slot_sink=lambda qpn, writes: nic_a.rewrite_slots(writes))
-    endpoints[B_NIC] = Endpoint(clock, addr(B_NIC), lambda raw: host[B_NIC].send(eth + raw), rto=100_000,
-                                on_message=lambda qpn, msg_id, data: got.append(data))
-    endpoints[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), pa)
-    endpoints[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), pb)
-    link.start()
-    try:
-        data = bytes(i % 251 for i in range(48 * 1024))
-        endpoints[A_NIC].send_message(A_QPN, data)
-        clock.run(until=30e6, stop=lambda: bool(got) and endpoints[A_NIC].idle())
-    finally:
-        link.stop()
-    assert got == [data], "the message did not arrive exactly once"
-    assert link.dropped >= 1 and link.seen[bad] == link.dropped
+@pytest.mark.parametrize("driver", [on_models, on_bmv2], ids=["model", "bmv2"])
+def test_message_completes_while_one_ev_is_black_holed(driver):
+    bad = _profiles()[0].home[2]
+    run, pa = driver(bad)
+    assert run.got == [DATA], "the message did not arrive exactly once"
+    assert run.dropped >= 1 and run.seen[bad] == run.dropped
+    assert run.stats.timeouts >= 1 and run.stats.retransmits >= 1
     assert pa.state[bad] is EvState.ASSUMED_BAD
     # The NIC's slot table no longer names the EV; its stand-in is on the same plane.
-    slots = {e.match["slot"]: e.action.args["ev"] for e in nic_a.session.read([fy.P4TableEntry("slot_ev")])}
-    assert bad not in slots.values()
-    stand_in = slots[2]
+    assert bad not in run.slots.values()
+    stand_in = run.slots[2]
     assert stand_in != bad and ev_plane(stand_in) == ev_plane(bad)
-    # The NIC chose, for every data packet, the EV the endpoint expected.
-    assert link.data_from["a"] == predicted
-    assert endpoints[A_NIC].stats.timeouts >= 1 and endpoints[A_NIC].stats.retransmits >= 1
+    # For every data packet the NIC chose the EV the endpoint expected.
+    assert run.used == run.predicted
