@@ -96,7 +96,9 @@ def test_switch_agrees_with_kernel_on_every_frame(target, kernel_outputs):
     frames = carriers()
     ours = by_id(target.burst(frames))
     disagree = []
-    for i, (in_port, frame) in enumerate(frames):
-        if ours.get(i) != kernel_outputs.get(i):
-            disagree.append((i, IPv6(frame[14:]).dst, IPv6(frame[14:]).hlim, kernel_outputs.get(i, "drop")[0], ours.get(i, "drop")[0]))
+    for i, (_, frame) in enumerate(frames):
+        theirs, mine = kernel_outputs.get(i), ours.get(i)
+        if mine != theirs:
+            ip = IPv6(frame[14:])
+            disagree.append((i, ip.dst, ip.hlim, theirs[0] if theirs else "drop", mine[0] if mine else "drop"))
     assert not disagree, f"{len(disagree)} of {COUNT} differ (id, DA, hlim, kernel port, ours): {disagree[:10]}"
