@@ -72,14 +72,27 @@ def state_json(state: S.SwitchState) -> dict[str, object]:
 
 
 async def _each(topo: topology.Topology, names: list[str], action: str, batch: int) -> int:
+    """Run `action` on every device at once; print each device's line as it
+    finishes, and write progress for large installs."""
     p4info, blob = toolchain.artifacts("switch")
+    failed = 0
+
+    def progress(name: str, total: int):
+        step = max(batch, 10_000)
+
+        def report(op: str, done: int) -> None:
+            if total > step and (done % step < batch or done == total):
+                print(f"{name}: {op} {done}/{total}", flush=True)
+
+        return report
 
     async def one(name: str) -> str:
         device = topo.devices[name]
         desired = [P.to_p4(e) for e in S.switch_state(topo, name).entries()]
         async with installer.connect(device, p4info, blob if action == "install" else None) as sw:
             if action == "install":
-                d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch)
+                d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch,
+                                              progress=progress(name, len(desired)))
                 return f"{name}: installed ({d.summary()})"
             d = await installer.verify(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
             if action == "diff":
@@ -87,15 +100,21 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
                 return "\n".join([f"{name}: {d.summary()}", *lines])
             return f"{name}: {'OK' if not d else 'DIFFERS: ' + d.summary()}"
 
-    results = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
-    failed = 0
-    for name, res in zip(names, results):
-        if isinstance(res, BaseException):
+    async def report(name: str) -> None:
+        nonlocal failed
+        try:
+            line = await one(name)
+        except installer.DeviceError as exc:
             failed += 1
-            print(f"error: {res}" if isinstance(res, installer.DeviceError) else f"error: {name}: {res}", file=sys.stderr)
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+        except Exception as exc:  # e.g. a P4Info that lacks a table: name the device
+            failed += 1
+            print(f"error: {name}: {exc}", file=sys.stderr, flush=True)
         else:
-            print(res, flush=True)
-            failed += action == "verify" and "DIFFERS" in res
+            print(line, flush=True)
+            failed += action == "verify" and "DIFFERS" in line
+
+    await asyncio.gather(*(report(n) for n in names))
     return 1 if failed else 0
 
 
