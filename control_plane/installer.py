@@ -147,9 +147,12 @@ async def write_batched(
             await method(batch)
         except fy.P4ClientError as exc:
             failed = _rejections(exc, batch)
+            # Per-update details: the others were applied. None: the whole
+            # request was refused.
+            applied = done + (len(batch) - len(failed) if exc.details else 0)
             raise DeviceError(
                 sw.name,
-                f"partially updated: {done + len(batch) - len(failed)} of {len(updates)} {op}s applied; "
+                f"partially updated: {applied} of {len(updates)} {op}s applied; "
                 f"rejected: " + "; ".join(failed[:5]) + (f" (+{len(failed) - 5} more)" if len(failed) > 5 else "")
                 + "; run install again to reconcile",
             ) from None
