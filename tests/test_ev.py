@@ -75,3 +75,17 @@ def test_no_spare_left_keeps_slot_but_passes_over_it():
     p.event(bad, EvEvent.LOSS)
     assert p.slots[0] == bad
     assert {p.next_ev() for _ in range(4)} == {p.home[1]}
+
+
+def test_mirror_mode_skip_is_a_slot_rewrite_for_one_rotation():
+    p = EvProfile.spread(planes=2, spines=4, slots=8)
+    p.mirror = True
+    assert [p.next_ev() for _ in range(8)] == p.home  # walks slots like the NIC
+    ev = p.home[4]
+    p.event(ev, EvEvent.ECN)
+    assert p.state[ev] is EvState.SKIP and p.slots[4] != ev
+    assert ev_plane(p.slots[4]) == ev_plane(ev) and p.slot_writes[-1] == (4, p.slots[4])
+    rotation = [p.next_ev() for _ in range(8)]
+    assert ev not in rotation
+    p.next_ev()  # one rotation later the EV is back in its slot
+    assert p.state[ev] is EvState.GOOD and p.slots[4] == ev and p.slot_writes[-1] == (4, ev)
