@@ -21,7 +21,7 @@ from nic_model import headers as H
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.sim import Sim
 
-DSCP = {"control": 46, "data": 8, "data_retx": 12}
+DSCP = {"control": 46, "data": 8, "data_retx": 12, "trimmed": 16, "trimmed_lasthop": 18}
 ECT0, CE = 2, 3
 
 
@@ -81,6 +81,7 @@ class Stats:
     probes: int = 0
     delivered: int = 0
     duplicates: int = 0
+    trim_notices: int = 0
 
 
 @dataclass
@@ -241,6 +242,11 @@ class Endpoint:
             self._on_probe(qp, pkt)
 
     def _on_data(self, qp: QueuePair, pkt: H.Mrc) -> None:
+        if pkt.dscp in (DSCP["trimmed"], DSCP["trimmed_lasthop"]):
+            # The NIC's notice of a trimmed packet: its payload is gone and
+            # the NIC has already NACKed it, so it is counted, not placed.
+            self.stats.trim_notices += 1
+            return
         psn, d = pkt.bth.psn, pkt.ext
         ev = pkt.ev
         duplicate = psn < qp.cum_psn or psn in qp.received

@@ -123,3 +123,22 @@ def test_seeded_random_loss_and_trimming_deliver_everything_exactly_once():
     assert all(sent[m] == d for m, d in p.got)
     assert p.fab.stats.lost > 0 and p.fab.stats.trimmed > 0
     assert p.a.stats.timeouts > 0 and p.a.stats.nacks > 0
+
+
+def test_trim_notice_from_the_nic_is_counted_not_placed():
+    p = Pair()
+    p.a.send_message(1, payload(4096, seed=9))
+    p.sim.run(until=1)  # packets built, nothing delivered yet
+    seg = p.a.qps[1].inflight[0].seg
+    from nic_model import headers as H
+    from scapy.layers.inet import UDP
+    from scapy.layers.inet6 import IPv6
+
+    notice = bytes(IPv6(src=A_ADDR, dst=B_ADDR, tc=16 << 2) / UDP(sport=0, dport=H.ROCE_PORT)
+                   / H.BTH(opcode=seg.opcode, dqpn=2, psn=seg.psn) / H.MRCData(msg_id=seg.msg_id, msg_len=4096)
+                   / b"cut")
+    p.b.receive(notice)
+    assert p.b.stats.trim_notices == 1
+    assert p.b.qps[2].cum_psn == 0 and not p.b.qps[2].received
+    p.run()
+    assert [len(d) for _, d in p.got] == [4096]

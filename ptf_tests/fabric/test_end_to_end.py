@@ -1,0 +1,184 @@
+"""The whole demo fabric on BMv2: two NICs and the eight switches of both
+planes, every link a relay between BMv2 ports, the endpoint model on each
+NIC's host port. Carriers built by the NIC pipeline must be forwarded by
+the switch pipeline, NACKs must find their way back, and the transport must
+complete its messages, also when one spine trims."""
+
+from __future__ import annotations
+
+import select
+import threading
+
+import finsy as fy
+import pytest
+
+from control_plane import addressing as A
+from control_plane import nic_plan as N
+from control_plane import p4_entities as P
+from control_plane import switch_plan as S
+from control_plane.bmv2 import Bmv2Switch
+from control_plane.ev_control import NicEvControl
+from control_plane.session import Session
+from control_plane import toolchain
+from control_plane.topology import Device
+from nic_model.endpoint import Endpoint
+from nic_model.ev import EvProfile, EvState
+from nic_model.realtime import RealClock
+from ptf_tests.conftest import bmv2_skip_reason
+from ptf_tests.lib.fabric import TOPO
+from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
+from ptf_tests.nic.test_back_to_back import _recv, _sock
+
+A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
+ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
+
+
+class Fabric:
+    """BMv2 devices with their tables, and the links between their ports."""
+
+    def __init__(self) -> None:
+        self.devices: dict[str, Bmv2Switch] = {}
+        self.sessions: dict[str, Session] = {}
+        self.links: list[tuple[tuple[str, int], tuple[str, int]]] = []
+        self.profiles = {
+            A_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8),
+            B_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8, salt=1),
+        }
+        for p in self.profiles.values():
+            p.mirror = True
+        self.nic_states = {
+            A_NIC: self._nic_state(A_NIC, A_QPN, B_QPN),
+            B_NIC: self._nic_state(B_NIC, B_QPN, A_QPN),
+        }
+        self.running = True
+
+    def _nic_state(self, nic: int, qpn: int, peer: int) -> N.NicState:
+        prof = self.profiles[nic]
+        backups = tuple(e for pool in prof.backups.values() for e in pool)
+        return N.nic_state(TOPO, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)])
+
+    def _start(self, name: str, ports: list[int], program: str, desired, tables, defaults, extra=()) -> None:
+        dev = Bmv2Switch(name, ports, log=False)
+        self.devices[name] = dev
+        dev.start()
+        p4info, blob = toolchain.artifacts(program)
+        s = Session(Device(name, dev.grpc_addr, dev.device_id), p4info, blob)
+        self.sessions[name] = s
+        s.reconcile(desired, tables, defaults)
+        if extra:
+            s.write([+e for e in extra])
+
+    def start(self) -> None:
+        H, R, Sp = TOPO.hosts_per_t0, TOPO.t0_per_plane, TOPO.t1_per_plane
+        for name in S.switch_names(TOPO):
+            st = S.switch_state(TOPO, name)
+            ports = sorted(n.port for n in st.neighbours)
+            self._start(name, ports, "switch", [P.to_p4(e) for e in st.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+        for nic, st in self.nic_states.items():
+            ports = [N.HOST_PORT] + [N.plane_port(p) for p in range(TOPO.planes)]
+            self._start(A.nic_name(nic), ports, "nic", [P.to_p4(e) for e in st.entries()], P.NIC_TABLES,
+                        P.NIC_DEFAULTS, [P.notice_session(st.notice)])
+            for p in range(TOPO.planes):
+                self.links.append(((A.nic_name(nic), N.plane_port(p)), (A.t0_name(p, nic // H), TOPO.t0_downlink_port(nic % H))))
+        for p in range(TOPO.planes):
+            for r in range(R):
+                for j in range(Sp):
+                    self.links.append(((A.t0_name(p, r), TOPO.t0_uplink_port(j)), (A.t1_name(p, j), TOPO.t1_downlink_port(r))))
+        self.peer = {}
+        for (da, pa), (db, pb) in self.links:
+            sa, sb = _sock(self.devices[da].host_iface(pa)), _sock(self.devices[db].host_iface(pb))
+            self.peer[sa], self.peer[sb] = sb, sa
+        self.thread = threading.Thread(target=self._relay, daemon=True)
+        self.thread.start()
+
+    def _relay(self) -> None:
+        while self.running:
+            ready, _, _ = select.select(list(self.peer), [], [], 0.05)
+            for s in ready:
+                while (frame := _recv(s)) is not None:
+                    self.peer[s].send(frame)
+
+    def stop(self) -> None:
+        self.running = False
+        if hasattr(self, "thread"):
+            self.thread.join(2)
+        for s in self.sessions.values():
+            s.close()
+        for d in self.devices.values():
+            d.stop()
+
+    def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes], Endpoint, Endpoint]:
+        """Send `data` from NIC A's endpoint to NIC B's; return what B got."""
+        host = {n: _sock(self.devices[A.nic_name(n)].host_iface(N.HOST_PORT)) for n in (A_NIC, B_NIC)}
+        got: list[bytes] = []
+        eps: dict[int, Endpoint] = {}
+
+        def poll(timeout: float) -> None:
+            ready, _, _ = select.select(list(host.values()), [], [], timeout)
+            for nic, s in host.items():
+                if s in ready:
+                    while (frame := _recv(s)) is not None:
+                        eps[nic].receive(frame[14:])
+
+        clock = RealClock(poll)
+        control = NicEvControl(self.sessions[A.nic_name(A_NIC)], self.nic_states[A_NIC])
+        eps[A_NIC] = Endpoint(clock, addr(A_NIC), lambda raw: host[A_NIC].send(ETH + raw), rto=100_000,
+                              slot_sink=control.push)
+        eps[B_NIC] = Endpoint(clock, addr(B_NIC), lambda raw: host[B_NIC].send(ETH + raw), rto=100_000,
+                              on_message=lambda q, m, d: got.append(d))
+        eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), self.profiles[A_NIC])
+        eps[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), self.profiles[B_NIC])
+        eps[A_NIC].send_message(A_QPN, data)
+        clock.run(until=timeout_s * 1e6, stop=lambda: bool(got) and eps[A_NIC].idle())
+        for s in host.values():
+            s.close()
+        return got, eps[A_NIC], eps[B_NIC]
+
+    def counter(self, device: str, name: str, index: int) -> int:
+        return self.sessions[device].counter(name, index)[0]
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    reason = bmv2_skip_reason("switch") or bmv2_skip_reason("nic")
+    if reason:
+        pytest.skip(f"BMv2: {reason}")
+    f = Fabric()
+    try:
+        f.start()
+        yield f
+    finally:
+        f.stop()
+
+
+def _t1_tx(fabric: Fabric) -> dict[str, int]:
+    return {A.t1_name(p, j): sum(fabric.counter(A.t1_name(p, j), "port_tx", r) for r in range(TOPO.t0_per_plane))
+            for p in range(TOPO.planes) for j in range(TOPO.t1_per_plane)}
+
+
+def test_message_crosses_every_plane_and_spine(fabric):
+    before = _t1_tx(fabric)
+    data = bytes(i % 253 for i in range(32 * 1024))
+    got, sender, _ = fabric.exchange(data)
+    assert got == [data]
+    assert sender.stats.retransmits == 0 and sender.stats.nacks == 0
+    after = _t1_tx(fabric)
+    assert all(after[t] > before[t] for t in after), f"a spine carried nothing: {before} -> {after}"
+
+
+def test_trimming_spine_turns_into_nacks_and_the_message_completes(fabric):
+    hot = A.t1_name(0, 0)
+    port = TOPO.t1_downlink_port(B_NIC // TOPO.hosts_per_t0)
+    fabric.devices[hot].cli([f"register_write port_qdepth {port} {TOPO.congestion.trim_threshold}"])
+    trimmed_before = fabric.counter(hot, "congestion_events", 0)
+    try:
+        data = bytes(i % 241 for i in range(32 * 1024))
+        got, sender, receiver = fabric.exchange(data)
+    finally:
+        fabric.devices[hot].cli([f"register_write port_qdepth {port} 0"])
+    assert got == [data]
+    assert fabric.counter(hot, "congestion_events", 0) > trimmed_before
+    assert sender.stats.nacks >= 1 and sender.stats.retransmits >= 1
+    assert receiver.stats.trim_notices >= sender.stats.nacks  # a notice for every NACK
+    skipped = [ev for ev, event, st in fabric.profiles[A_NIC].log if st is EvState.SKIP]
+    assert skipped and all(ev & 7 == 0 and (ev >> 3) & 0xFF == 0 for ev in skipped)
