@@ -7,6 +7,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+
+from nic_model import headers as H
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvEvent, EvProfile, EvState, ev_plane
 from nic_model.fabric import PathFabric, PathProfile
@@ -130,10 +134,6 @@ def test_trim_notice_from_the_nic_is_counted_not_placed():
     p.a.send_message(1, payload(4096, seed=9))
     p.sim.run(until=1)  # packets built, nothing delivered yet
     seg = p.a.qps[1].inflight[0].seg
-    from nic_model import headers as H
-    from scapy.layers.inet import UDP
-    from scapy.layers.inet6 import IPv6
-
     notice = bytes(IPv6(src=A_ADDR, dst=B_ADDR, tc=16 << 2) / UDP(sport=0, dport=H.ROCE_PORT)
                    / H.BTH(opcode=seg.opcode, dqpn=2, psn=seg.psn) / H.MRCData(msg_id=seg.msg_id, msg_len=4096)
                    / b"cut")
