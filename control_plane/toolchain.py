@@ -31,6 +31,24 @@ def p4c() -> str | None:
     return tool("P4C_BM2_SS", "p4c-bm2-ss")
 
 
+def p4test() -> str | None:
+    return tool("P4TEST", "p4test")
+
+
+# Compile-only variants, checked by p4test's front and mid end.
+CHECK_ONLY = {"nic-pna": "p4src/nic/nic_pna.p4"}
+
+
+def check_program(name: str) -> None:
+    """Compile a check-only variant with p4test; raise with p4c's errors."""
+    compiler = p4test()
+    if compiler is None:
+        raise FileNotFoundError("p4test not found (PATH or $P4TEST)")
+    proc = subprocess.run([compiler, CHECK_ONLY[name]], cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"p4test failed for {name}:\n{proc.stderr}")
+
+
 def simple_switch_grpc() -> str | None:
     return tool("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")
 
@@ -78,6 +96,12 @@ def main() -> None:
     for program in PROGRAMS:
         p4info, json_path = compile_program(program)
         print(f"compiled {program}: {json_path.relative_to(REPO)}, {p4info.relative_to(REPO)}")
+    if p4test() is None:
+        print("p4test not found: PNA variant not checked")
+        return
+    for name in CHECK_ONLY:
+        check_program(name)
+        print(f"checked {name} ({CHECK_ONLY[name]}) with p4test")
 
 
 if __name__ == "__main__":

@@ -45,3 +45,9 @@ def test_committed_artifacts_equal_a_fresh_compile(program, tmp_path):
     info, blob = toolchain.artifacts(program)
     assert fresh_info.read_text() == info.read_text(), "P4Info is stale: run 'make build' and commit"
     assert json.loads(fresh_json.read_text()) == json.loads(blob.read_text()), "BMv2 JSON is stale: run 'make build'"
+
+
+@pytest.mark.skipif(toolchain.p4test() is None, reason="p4test not found (PATH or $P4TEST): PNA variant not checked")
+@pytest.mark.parametrize("name", sorted(toolchain.CHECK_ONLY))
+def test_pna_variant_compiles(name):
+    toolchain.check_program(name)  # raises with p4c's errors

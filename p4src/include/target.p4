@@ -1,16 +1,46 @@
 // Every difference between P4 targets lives here (DASH style). The stage
-// files use only these names, so a TNA or PNA build replaces this header,
-// not the pipeline.
+// files use only these names, so a PNA (or, later, TNA) build swaps this
+// header and the top file, not the pipeline. Select with -DTARGET_V1MODEL
+// (BMv2, the default) or -DTARGET_PNA (compile-only NIC variant).
 #ifndef MRC_TARGET_P4
 #define MRC_TARGET_P4
 
 #include <core.p4>
 
-#if defined(TARGET_V1MODEL) || !defined(TARGET_TNA)
+#if defined(TARGET_PNA)
+#include <pna.p4>
+
+typedef PortId_t port_t;
+#define PORT_CONST(n)     ((port_t)(PortIdUint_t)(n))
+#define PARSER_PARAMS(H, M)   packet_in pkt, out H hdr, inout M meta, in pna_main_parser_input_metadata_t istd
+#define CONTROL_PARAMS(H, M)  inout H hdr, inout M meta, in pna_main_input_metadata_t istd
+#define DEPARSER_PARAMS(H, M) packet_out pkt, in H hdr, in M meta, in pna_main_output_metadata_t ostd
+#define STD_META   istd
+#define IN_PORT    istd.input_port
+#define PARSER_ERR istd.parser_error
+#define SEND_TO(p)        send_to_port(p)
+#define DROP()            drop_packet()
+// PNA has no truncate: a NACK built by this variant keeps the stub's payload.
+#define TRUNCATE(n)
+#define MIRROR_TO(s)      mirror_packet((MirrorSlotId_t)8w0, (MirrorSessionId_t)(MirrorSessionIdUint_t)(s))
+#define REGISTER(T, N)    Register<T, bit<32>>(N)
+#define REG_READ(r, dst, i)  dst = r.read(i)
+#define REG_WRITE(r, i, v)   r.write(i, v)
+#define COUNTER_PACKETS(N)       Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
+#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS_AND_BYTES)
+#define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS_AND_BYTES)
+#define DIRECT_COUNTERS   pna_direct_counter
+#define NUM_PORTS  512
+
+#else  // v1model on BMv2 simple_switch_grpc
 #include <v1model.p4>
 
 typedef bit<9>  port_t;          // v1model egress_spec / ingress_port width
 typedef bit<19> qdepth_t;        // v1model enq_qdepth width
+#define PORT_CONST(n)     ((port_t)(n))
+#define PARSER_PARAMS(H, M)   packet_in pkt, out H hdr, inout M meta, inout standard_metadata_t sm
+#define CONTROL_PARAMS(H, M)  inout H hdr, inout M meta, inout standard_metadata_t sm
+#define DEPARSER_PARAMS(H, M) packet_out pkt, in H hdr
 #define STD_META_T standard_metadata_t
 #define STD_META   sm
 #define IN_PORT    sm.ingress_port
@@ -18,9 +48,18 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define EG_PORT    sm.egress_port
 #define PKT_LEN    sm.packet_length
 #define PARSER_ERR sm.parser_error
+#define SEND_TO(p)        sm.egress_spec = (p)
 #define SET_PRIORITY(p)   sm.priority = (p)
 #define DROP()            mark_to_drop(sm)
 #define TRUNCATE(n)       truncate(n)
+#define MIRROR_TO(s)      clone(CloneType.I2E, s)
+#define REGISTER(T, N)    register<T>(N)
+#define REG_READ(r, dst, i)  r.read(dst, i)
+#define REG_WRITE(r, i, v)   r.write(i, v)
+#define COUNTER_PACKETS(N)       counter(N, CounterType.packets)
+#define COUNTER_PACKETS_BYTES(N) counter(N, CounterType.packets_and_bytes)
+#define DIRECT_COUNTER_PACKETS_BYTES direct_counter(CounterType.packets_and_bytes)
+#define DIRECT_COUNTERS   counters
 #define ENQ_QDEPTH        ((qdepth_t)sm.enq_qdepth)
 #define IS_I2E_CLONE      (sm.instance_type == 1)
 #define NUM_PORTS  512

@@ -2,8 +2,7 @@
 // DESIGN.md section 3. The destination row's template says whether the
 // path crosses a spine; plane and spine come from the EV, the downlink
 // from the destination address (nic_prefix::row:downlink).
-control Encap(inout nic_headers_t hdr, inout nic_metadata_t meta,
-              inout STD_META_T STD_META) {
+control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     action set_row(bit<1> same_row, bit<11> row) {
         meta.same_row = same_row;
         meta.dst_row = row;
@@ -22,7 +21,7 @@ control Encap(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     bit<128> plane_src = 0;
     action set_plane(port_t port, bit<128> src_addr, bit<48> src_mac, bit<48> dst_mac) {
-        OUT_PORT = port;
+        SEND_TO(port);
         plane_src = src_addr;
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;

@@ -1,12 +1,11 @@
 // From the host: Ethernet / IPv6 (inner) / UDP / BTH / extension.
 // From the fabric: Ethernet / IPv6 (outer, next header 41) / the same.
-parser NicParser(packet_in pkt, out nic_headers_t hdr, inout nic_metadata_t meta,
-                 inout STD_META_T STD_META) {
+parser NicParser(PARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
     state start {
         pkt.extract(hdr.ethernet);
-        transition select(hdr.ethernet.ether_type, IN_PORT) {
-            (ETHERTYPE_IPV6, HOST_PORT): parse_inner;
-            (ETHERTYPE_IPV6, _): parse_outer;
+        transition select(hdr.ethernet.ether_type, IN_PORT == HOST_PORT) {
+            (ETHERTYPE_IPV6, true): parse_inner;
+            (ETHERTYPE_IPV6, false): parse_outer;
             default: accept;
         }
     }
@@ -51,7 +50,7 @@ parser NicParser(packet_in pkt, out nic_headers_t hdr, inout nic_metadata_t meta
     state parse_probe { pkt.extract(hdr.probe); transition accept; }
 }
 
-control NicDeparser(packet_out pkt, in nic_headers_t hdr) {
+control NicDeparser(DEPARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
     apply {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.outer);

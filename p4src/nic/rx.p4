@@ -2,8 +2,7 @@
 // the inner header, and turn trimmed data into a NACK to the sender over
 // the reverse of the same path (same plane and spine), with a notice to
 // the host (an ingress clone, decapsulated in egress).
-control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
-                inout STD_META_T STD_META) {
+control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     bit<24> peer_qpn = 0;
     action set_peer(bit<24> qpn) { peer_qpn = qpn; }
     action peer_miss() {
@@ -63,7 +62,7 @@ control Receive(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 hdr.inner.ecn = ECN_CE;
             }
             hdr.outer.setInvalid();
-            OUT_PORT = HOST_PORT;
+            SEND_TO(HOST_PORT);
         }
     }
 }

@@ -2,9 +2,8 @@
 // (a power-of-two slot table); ACK, NACK and probes use the EV they carry.
 // The EV goes into the inner headers; Encap (applied once, in nic.p4)
 // builds the carrier and the outer header.
-control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
-                 inout STD_META_T STD_META) {
-    register<bit<16>>(4096) qp_rotation;   // next slot of each QP
+control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    REGISTER(bit<16>, 4096) qp_rotation;   // next slot of each QP
 
     bit<16> slot_base = 0;
     bit<16> slot_mask = 0;
@@ -54,8 +53,8 @@ control Transmit(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.ev = hdr.probe.ev;    // a probe tests the EV it names
         } else {
             bit<16> turn;
-            qp_rotation.read(turn, (bit<32>)meta.qp_index);
-            qp_rotation.write((bit<32>)meta.qp_index, turn + 1);
+            REG_READ(qp_rotation, turn, (bit<32>)meta.qp_index);
+            REG_WRITE(qp_rotation, (bit<32>)meta.qp_index, turn + 1);
             meta.slot = slot_base + (turn & slot_mask);
             slot_ev.apply();
         }

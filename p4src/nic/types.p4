@@ -6,7 +6,7 @@
 
 // Port 0 faces the host transport (nic_model); plane ports come from the
 // plane_port table.
-const port_t HOST_PORT = 0;
+const port_t HOST_PORT = PORT_CONST(0);
 const bit<32> NOTICE_SESSION = 1;   // clone session: trimmed notice to host
 
 // Drop reasons: the index into the nic_drops counter (docs/nic.md).

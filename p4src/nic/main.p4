@@ -1,0 +1,73 @@
+// The NIC's main control, shared by every target's top file.
+control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    COUNTER_PACKETS(NUM_NDROPS) nic_drops;
+    COUNTER_PACKETS(8) nic_events;
+
+    action set_nic(bit<32> block, bit<11> my_row, bit<128> my_addr, bit<6> dscp_control,
+                   bit<6> dscp_trimmed, bit<6> dscp_trimmed_lasthop) {
+        meta.block = block;
+        meta.my_row = my_row;
+        meta.my_addr = my_addr;
+        meta.dscp_control = dscp_control;
+        meta.dscp_trimmed = dscp_trimmed;
+        meta.dscp_trimmed_lasthop = dscp_trimmed_lasthop;
+    }
+    // Keyless: the control plane sets the NIC's identity as the default.
+    table nic_config {
+        actions = { set_nic; }
+        default_action = set_nic(0, 0, 0, 46, 16, 18);
+        size = 1;
+    }
+
+    COUNTER_PACKETS_BYTES(8) plane_tx;
+    COUNTER_PACKETS(8) nack_reasons;
+    DIRECT_COUNTER_PACKETS_BYTES ev_tx;
+
+    action count_ev() { ev_tx.count(); }
+    table ev_stats {
+        key = { meta.ev : exact @name("ev"); }
+        actions = { count_ev; @defaultonly NoAction; }
+        default_action = NoAction;
+        DIRECT_COUNTERS = ev_tx;
+        size = 65536;
+    }
+
+    Transmit() tx;
+    Receive() rx;
+    Encap() encap;
+
+    apply {
+        nic_config.apply();
+        if (PARSER_ERR != error.NoError) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_MALFORMED;
+        } else if (IN_PORT == HOST_PORT) {
+            tx.apply(hdr, meta, STD_META);
+        } else {
+            rx.apply(hdr, meta, STD_META);
+        }
+        if (meta.drop == 0 && meta.encap == 1) {
+            encap.apply(hdr, meta, STD_META);
+        }
+        if (meta.drop == 0 && meta.encap == 1) {
+            hdr.outer.dscp = meta.outer_dscp;
+            hdr.outer.ecn = meta.outer_ecn;
+            if (meta.is_nack == 1) {
+                TRUNCATE(NACK_BYTES);
+                MIRROR_TO(NOTICE_SESSION);   // notice to the host
+                nack_reasons.count((bit<32>)hdr.nack.reason);
+                nic_events.count(NEV_NACK);
+            } else {
+                ev_stats.apply();
+                plane_tx.count((bit<32>)meta.ev[2:0]);
+                nic_events.count(NEV_TX);
+            }
+        } else if (meta.drop == 0) {
+            nic_events.count(NEV_RX);
+        }
+        if (meta.drop == 1) {
+            nic_drops.count(meta.drop_reason);
+            DROP();
+        }
+    }
+}
