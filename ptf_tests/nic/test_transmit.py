@@ -6,8 +6,10 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from control_plane import addressing as A
 from control_plane import nic_plan as N
 from nic_model.ev import EvEvent, EvProfile, ev_plane
+from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_data
 
 
@@ -27,7 +29,8 @@ def test_exact_encapsulation_same_row(nic_target):
     nic_target.send(N.HOST_PORT, second)
     for pkt, ev in ((first, PROFILE.home[0]), (second, PROFILE.home[1])):
         exp = encapsulated(pkt[IPv6], ev, ME, SAME_ROW_PEER, D["data_trimmable"], 2)
-        assert exp[IPv6].dst.count(":") and len(exp[IPv6].dst.split(":")) < 8  # block:T0:DL::
+        p = ev & 7  # same row: block:T0(p,0):DL(p,1):: , no spine
+        assert exp[IPv6].dst == str(A.carrier(TOPO, [A.usid(A.TIER_T0, p, 0), A.usid(A.TIER_DL, p, 1)]))
         nic_target.verify_packet(exp, N.plane_port(ev & 7))
     nic_target.verify_no_other_packets()
 
