@@ -7,9 +7,7 @@ complete its messages, also when one spine trims."""
 from __future__ import annotations
 
 import select
-import threading
 
-import finsy as fy
 import pytest
 
 from control_plane import addressing as A
@@ -27,7 +25,7 @@ from nic_model.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
-from ptf_tests.nic.test_back_to_back import _recv, _sock
+from ptf_tests.lib.links import Link, recv, sock
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
@@ -50,7 +48,6 @@ class Fabric:
             A_NIC: self._nic_state(A_NIC, A_QPN, B_QPN),
             B_NIC: self._nic_state(B_NIC, B_QPN, A_QPN),
         }
-        self.running = True
 
     def _nic_state(self, nic: int, qpn: int, peer: int) -> N.NicState:
         prof = self.profiles[nic]
@@ -84,24 +81,13 @@ class Fabric:
             for r in range(R):
                 for j in range(Sp):
                     self.links.append(((A.t0_name(p, r), TOPO.t0_uplink_port(j)), (A.t1_name(p, j), TOPO.t1_downlink_port(r))))
-        self.peer = {}
-        for (da, pa), (db, pb) in self.links:
-            sa, sb = _sock(self.devices[da].host_iface(pa)), _sock(self.devices[db].host_iface(pb))
-            self.peer[sa], self.peer[sb] = sb, sa
-        self.thread = threading.Thread(target=self._relay, daemon=True)
-        self.thread.start()
-
-    def _relay(self) -> None:
-        while self.running:
-            ready, _, _ = select.select(list(self.peer), [], [], 0.05)
-            for s in ready:
-                while (frame := _recv(s)) is not None:
-                    self.peer[s].send(frame)
+        self.relay = Link([(self.devices[da].host_iface(pa), self.devices[db].host_iface(pb))
+                           for (da, pa), (db, pb) in self.links])
+        self.relay.start()
 
     def stop(self) -> None:
-        self.running = False
-        if hasattr(self, "thread"):
-            self.thread.join(2)
+        if hasattr(self, "relay"):
+            self.relay.stop()
         for s in self.sessions.values():
             s.close()
         for d in self.devices.values():
@@ -109,7 +95,7 @@ class Fabric:
 
     def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes], Endpoint, Endpoint]:
         """Send `data` from NIC A's endpoint to NIC B's; return what B got."""
-        host = {n: _sock(self.devices[A.nic_name(n)].host_iface(N.HOST_PORT)) for n in (A_NIC, B_NIC)}
+        host = {n: sock(self.devices[A.nic_name(n)].host_iface(N.HOST_PORT)) for n in (A_NIC, B_NIC)}
         got: list[bytes] = []
         eps: dict[int, Endpoint] = {}
 
@@ -117,7 +103,7 @@ class Fabric:
             ready, _, _ = select.select(list(host.values()), [], [], timeout)
             for nic, s in host.items():
                 if s in ready:
-                    while (frame := _recv(s)) is not None:
+                    while (frame := recv(s)) is not None:
                         eps[nic].receive(frame[14:])
 
         clock = RealClock(poll)

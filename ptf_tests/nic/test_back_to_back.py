@@ -6,8 +6,6 @@ port exchanges a multi-packet message: it completes, and the EV is retired
 from __future__ import annotations
 
 import select
-import socket
-import threading
 from collections import Counter
 
 import finsy as fy
@@ -23,62 +21,10 @@ from nic_model.realtime import RealClock
 from nic_model.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
+from ptf_tests.lib.links import Link, recv, sock
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
 
-PACKET_OUTGOING = 4
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
-
-
-def _sock(iface: str) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.bind((iface, 0))
-    s.setblocking(False)
-    return s
-
-
-def _recv(s: socket.socket) -> bytes | None:
-    try:
-        data, meta = s.recvfrom(9216)
-    except BlockingIOError:
-        return None
-    return None if meta[2] == PACKET_OUTGOING else data
-
-
-class Link(threading.Thread):
-    """Plane ports of two NICs, back to back; frames whose inner EV is
-    `drop_ev` are dropped. Records the EV of every frame it saw."""
-
-    def __init__(self, pairs: list[tuple[str, str]], drop_ev: int):
-        super().__init__(daemon=True)
-        self.peer: dict[socket.socket, socket.socket] = {}
-        self.side: dict[socket.socket, str] = {}
-        for a, b in pairs:
-            sa, sb = _sock(a), _sock(b)
-            self.peer[sa], self.peer[sb] = sb, sa
-            self.side[sa], self.side[sb] = "a", "b"
-        self.drop_ev = drop_ev
-        self.seen: Counter[int] = Counter()
-        self.data_from: dict[str, Counter[int]] = {}
-        self.dropped = 0
-        self.running = True
-
-    def run(self) -> None:
-        while self.running:
-            ready, _, _ = select.select(list(self.peer), [], [], 0.05)
-            for s in ready:
-                while (frame := _recv(s)) is not None:
-                    ev = (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
-                    self.seen[ev] += 1
-                    if 0xC6 <= frame[102] <= 0xCB:  # inner BTH opcode: data
-                        self.data_from.setdefault(self.side[s], Counter())[ev] += 1
-                    if ev == self.drop_ev:
-                        self.dropped += 1
-                        continue
-                    self.peer[s].send(frame)
-
-    def stop(self) -> None:
-        self.running = False
-        self.join(2)
 
 
 def _state(nic: int, qpn: int, peer_qpn: int, profile: EvProfile) -> N.NicState:
@@ -181,14 +127,14 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
             n.dataplane.kill()  # this test uses its own sockets
         link = Link([(nic_a.bmv2.host_iface(N.plane_port(p)), nic_b.bmv2.host_iface(N.plane_port(p)))
                      for p in range(TOPO.planes)], drop_ev=bad)
-        host = {A_NIC: _sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: _sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
+        host = {A_NIC: sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
         eps: dict[int, Endpoint] = {}
 
         def poll(timeout: float) -> None:
             ready, _, _ = select.select(list(host.values()), [], [], timeout)
             for nic, sock in host.items():
                 if sock in ready:
-                    while (frame := _recv(sock)) is not None:
+                    while (frame := recv(sock)) is not None:
                         eps[nic].receive(frame[14:])
 
         def send_a(raw: bytes) -> None:

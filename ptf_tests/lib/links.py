@@ -1,0 +1,64 @@
+"""Raw links between BMv2 ports for multi-device tests: AF_PACKET sockets on
+the host side of veth pairs, and a relay that joins port pairs, optionally
+dropping every frame that carries one EV."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+from collections import Counter
+
+PACKET_OUTGOING = 4
+
+
+def sock(iface: str) -> socket.socket:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((iface, 0))
+    s.setblocking(False)
+    return s
+
+
+def recv(s: socket.socket) -> bytes | None:
+    try:
+        data, meta = s.recvfrom(9216)
+    except BlockingIOError:
+        return None
+    return None if meta[2] == PACKET_OUTGOING else data
+
+
+class Link(threading.Thread):
+    """Plane ports of two NICs, back to back; frames whose inner EV is
+    `drop_ev` are dropped. Records the EV of every frame it saw."""
+
+    def __init__(self, pairs: list[tuple[str, str]], drop_ev: int | None = None):
+        super().__init__(daemon=True)
+        self.peer: dict[socket.socket, socket.socket] = {}
+        self.side: dict[socket.socket, str] = {}
+        for a, b in pairs:
+            sa, sb = sock(a), sock(b)
+            self.peer[sa], self.peer[sb] = sb, sa
+            self.side[sa], self.side[sb] = "a", "b"
+        self.drop_ev = drop_ev
+        self.seen: Counter[int] = Counter()
+        self.data_from: dict[str, Counter[int]] = {}
+        self.dropped = 0
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            ready, _, _ = select.select(list(self.peer), [], [], 0.05)
+            for s in ready:
+                while (frame := recv(s)) is not None:
+                    ev = (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
+                    self.seen[ev] += 1
+                    if 0xC6 <= frame[102] <= 0xCB:  # inner BTH opcode: data
+                        self.data_from.setdefault(self.side[s], Counter())[ev] += 1
+                    if ev == self.drop_ev:
+                        self.dropped += 1
+                        continue
+                    self.peer[s].send(frame)
+
+    def stop(self) -> None:
+        self.running = False
+        self.join(2)
