@@ -6,7 +6,6 @@ complete its messages, also when one spine trims."""
 
 from __future__ import annotations
 
-import select
 
 import pytest
 
@@ -25,7 +24,7 @@ from nic_model.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
-from ptf_tests.lib.links import Link, recv, sock
+from ptf_tests.lib.links import Link, host_poller, sock
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
@@ -99,14 +98,7 @@ class Fabric:
         got: list[bytes] = []
         eps: dict[int, Endpoint] = {}
 
-        def poll(timeout: float) -> None:
-            ready, _, _ = select.select(list(host.values()), [], [], timeout)
-            for nic, s in host.items():
-                if s in ready:
-                    while (frame := recv(s)) is not None:
-                        eps[nic].receive(frame[14:])
-
-        clock = RealClock(poll)
+        clock = RealClock(host_poller(host, eps))
         control = NicEvControl(self.sessions[A.nic_name(A_NIC)], self.nic_states[A_NIC])
         eps[A_NIC] = Endpoint(clock, addr(A_NIC), lambda raw: host[A_NIC].send(ETH + raw), rto=100_000,
                               slot_sink=control.push)

@@ -5,7 +5,6 @@ port exchanges a multi-packet message: it completes, and the EV is retired
 
 from __future__ import annotations
 
-import select
 from collections import Counter
 
 import finsy as fy
@@ -21,7 +20,7 @@ from nic_model.realtime import RealClock
 from nic_model.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.links import Link, recv, sock
+from ptf_tests.lib.links import Link, host_poller, sock
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
@@ -130,19 +129,13 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
         host = {A_NIC: sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
         eps: dict[int, Endpoint] = {}
 
-        def poll(timeout: float) -> None:
-            ready, _, _ = select.select(list(host.values()), [], [], timeout)
-            for nic, sock in host.items():
-                if sock in ready:
-                    while (frame := recv(sock)) is not None:
-                        eps[nic].receive(frame[14:])
 
         def send_a(raw: bytes) -> None:
             run.expect(raw)
             host[A_NIC].send(ETH + raw)
 
         control = NicEvControl(nic_a.session, nic_a.state)
-        clock = RealClock(poll)
+        clock = RealClock(host_poller(host, eps))
         eps.update(_endpoints(clock, send_a, lambda raw: host[B_NIC].send(ETH + raw), control.push, run, pa, pb))
         link.start()
         try:
