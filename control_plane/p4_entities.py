@@ -15,6 +15,7 @@ SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
 SWITCH_DEFAULTS = ("congestion_config",)
 NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer")
 NIC_DEFAULTS = ("nic_config",)
+LO64 = (1 << 64) - 1  # the NIC program keeps IPv6 addresses as 64-bit halves
 
 
 class P4InfoMismatch(ValueError):
@@ -52,14 +53,15 @@ def to_p4(entry: object) -> fy.P4TableEntry:
             return fy.P4TableEntry(
                 "nic_config",
                 is_default_action=True,
-                action=fy.Action("set_nic", block=block, my_row=row, my_addr=addr, dscp_control=dc,
-                                 dscp_trimmed=dt, dscp_trimmed_lasthop=dtl),
+                action=fy.Action("set_nic", block=block, my_row=row, my_addr_hi=addr >> 64, my_addr_lo=addr & LO64,
+                                 dscp_control=dc, dscp_trimmed=dt, dscp_trimmed_lasthop=dtl),
             )
         case N.DestRow(row, same):
             return fy.P4TableEntry("dest_row", match=fy.Match(row=row), action=fy.Action("set_row", same_row=int(same), row=row))
         case N.PlanePort(plane, port, src, smac, dmac):
             return fy.P4TableEntry("plane_port", match=fy.Match(plane=plane),
-                                   action=fy.Action("set_plane", port=port, src_addr=src, src_mac=smac, dst_mac=dmac))
+                                   action=fy.Action("set_plane", port=port, src_hi=src >> 64, src_lo=src & LO64,
+                                                    src_mac=smac, dst_mac=dmac))
         case N.QpEv(qpn, index, base, mask):
             return fy.P4TableEntry("qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask))
         case N.SlotEv(slot, ev):

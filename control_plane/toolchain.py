@@ -35,18 +35,27 @@ def p4test() -> str | None:
     return tool("P4TEST", "p4test")
 
 
-# Compile-only variants, checked by p4test's front and mid end.
+def p4c_dpdk() -> str | None:
+    return tool("P4C_DPDK", "p4c-dpdk")
+
+
+# Compile-only variants: PNA, checked by p4test (front and mid end) and by
+# p4c-dpdk, the PNA back end.
 CHECK_ONLY = {"nic-pna": "p4src/nic/nic_pna.p4"}
 
 
-def check_program(name: str) -> None:
-    """Compile a check-only variant with p4test; raise with p4c's errors."""
-    compiler = p4test()
-    if compiler is None:
-        raise FileNotFoundError("p4test not found (PATH or $P4TEST)")
-    proc = subprocess.run([compiler, CHECK_ONLY[name]], cwd=REPO, capture_output=True, text=True)
+def check_program(name: str, compiler: str) -> None:
+    """Compile a check-only variant with `compiler` (p4test or p4c-dpdk);
+    raise with the compiler's errors."""
+    if compiler == "p4test":
+        binary, extra = p4test(), []
+    else:
+        binary, extra = p4c_dpdk(), ["--arch", "pna", "-o", os.devnull]
+    if binary is None:
+        raise FileNotFoundError(f"{compiler} not found")
+    proc = subprocess.run([binary, *extra, CHECK_ONLY[name]], cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"p4test failed for {name}:\n{proc.stderr}")
+        raise RuntimeError(f"{compiler} failed for {name}:\n{proc.stderr}")
 
 
 def simple_switch_grpc() -> str | None:
@@ -96,13 +105,13 @@ def main() -> None:
     for program in PROGRAMS:
         p4info, json_path = compile_program(program)
         print(f"compiled {program}: {json_path.relative_to(REPO)}, {p4info.relative_to(REPO)}")
-    if p4test() is None:
-        print("p4test not found: PNA variant not checked")
-        return
-    for name in CHECK_ONLY:
-        check_program(name)
-        print(f"checked {name} ({CHECK_ONLY[name]}) with p4test")
-
+    for compiler, found in (("p4test", p4test()), ("p4c-dpdk", p4c_dpdk())):
+        for name in CHECK_ONLY:
+            if found is None:
+                print(f"{compiler} not found: {name} not checked with it")
+                continue
+            check_program(name, compiler)
+            print(f"checked {name} ({CHECK_ONLY[name]}) with {compiler}")
 
 if __name__ == "__main__":
     main()

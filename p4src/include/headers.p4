@@ -93,6 +93,22 @@ const bit<8> OP_PROBE = 0xDE;
 const bit<8> NACK_TRIMMED = 1;
 const bit<8> NACK_TRIMMED_LASTHOP = 2;
 
+// IPv6 with its addresses as 64-bit halves: the NIC uses it so that no
+// target needs arithmetic on 128-bit values (p4c-dpdk has none).
+header ipv6_split_t {
+    bit<4>   version;
+    bit<6>   dscp;
+    bit<2>   ecn;
+    bit<20>  flow_label;
+    bit<16>  payload_len;
+    bit<8>   next_hdr;
+    bit<8>   hop_limit;
+    bit<64>  src_hi;
+    bit<64>  src_lo;
+    bit<64>  dst_hi;
+    bit<64>  dst_lo;
+}
+
 error { BadIPv6Version }
 
 #endif

@@ -27,8 +27,9 @@ typedef PortId_t port_t;
 #define REG_READ(r, dst, i)  dst = r.read(i)
 #define REG_WRITE(r, i, v)   r.write(i, v)
 #define COUNTER_PACKETS(N)       Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
-#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS_AND_BYTES)
-#define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS_AND_BYTES)
+// p4c-dpdk wants the packet length for byte counts: PNA counts packets only.
+#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
+#define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS)
 #define DIRECT_COUNTERS   pna_direct_counter
 #define NUM_PORTS  512
 

@@ -13,16 +13,18 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
     // One template per destination row: O(rows), never O(NICs).
     table dest_row {
-        key = { hdr.inner.dst_addr[31:16] : exact @name("row"); }
+        key = { hdr.inner.dst_lo[31:16] : exact @name("row"); }
         actions = { set_row; @defaultonly row_miss; }
         const default_action = row_miss;
         size = 2048;
     }
 
-    bit<128> plane_src = 0;
-    action set_plane(port_t port, bit<128> src_addr, bit<48> src_mac, bit<48> dst_mac) {
+    bit<64> plane_src_hi = 0;
+    bit<64> plane_src_lo = 0;
+    action set_plane(port_t port, bit<64> src_hi, bit<64> src_lo, bit<48> src_mac, bit<48> dst_mac) {
         SEND_TO(port);
-        plane_src = src_addr;
+        plane_src_hi = src_hi;
+        plane_src_lo = src_lo;
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;
     }
@@ -45,14 +47,17 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         if (meta.drop == 0) {
             bit<3> plane = meta.ev[2:0];
             bit<16> t0_src = 2w1 ++ plane ++ meta.my_row;
-            bit<16> dl = 2w3 ++ plane ++ hdr.inner.dst_addr[10:0];
-            bit<128> carrier;
+            bit<16> dl = 2w3 ++ plane ++ hdr.inner.dst_lo[10:0];
+            bit<64> carrier_hi;
+            bit<64> carrier_lo;
             if (meta.same_row == 1) {
-                carrier = meta.block ++ t0_src ++ dl ++ 64w0;
+                carrier_hi = meta.block ++ t0_src ++ dl;
+                carrier_lo = 0;
             } else {
                 bit<16> t1 = 2w2 ++ plane ++ 3w0 ++ meta.ev[10:3];
                 bit<16> t0_dst = 2w1 ++ plane ++ meta.dst_row;
-                carrier = meta.block ++ t0_src ++ t1 ++ t0_dst ++ dl ++ 32w0;
+                carrier_hi = meta.block ++ t0_src ++ t1;
+                carrier_lo = t0_dst ++ dl ++ 32w0;
             }
             hdr.outer.setValid();
             hdr.outer.version = 6;
@@ -60,8 +65,10 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             hdr.outer.payload_len = hdr.inner.payload_len + 40;
             hdr.outer.next_hdr = IPPROTO_IPV6;
             hdr.outer.hop_limit = 64;
-            hdr.outer.src_addr = plane_src;
-            hdr.outer.dst_addr = carrier;
+            hdr.outer.src_hi = plane_src_hi;
+            hdr.outer.src_lo = plane_src_lo;
+            hdr.outer.dst_hi = carrier_hi;
+            hdr.outer.dst_lo = carrier_lo;
         }
     }
 }

@@ -3,11 +3,12 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     COUNTER_PACKETS(NUM_NDROPS) nic_drops;
     COUNTER_PACKETS(8) nic_events;
 
-    action set_nic(bit<32> block, bit<11> my_row, bit<128> my_addr, bit<6> dscp_control,
+    action set_nic(bit<32> block, bit<11> my_row, bit<64> my_addr_hi, bit<64> my_addr_lo, bit<6> dscp_control,
                    bit<6> dscp_trimmed, bit<6> dscp_trimmed_lasthop) {
         meta.block = block;
         meta.my_row = my_row;
-        meta.my_addr = my_addr;
+        meta.my_addr_hi = my_addr_hi;
+        meta.my_addr_lo = my_addr_lo;
         meta.dscp_control = dscp_control;
         meta.dscp_trimmed = dscp_trimmed;
         meta.dscp_trimmed_lasthop = dscp_trimmed_lasthop;
@@ -15,7 +16,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     // Keyless: the control plane sets the NIC's identity as the default.
     table nic_config {
         actions = { set_nic; }
-        default_action = set_nic(0, 0, 0, 46, 16, 18);
+        default_action = set_nic(0, 0, 0, 0, 46, 16, 18);
         size = 1;
     }
 

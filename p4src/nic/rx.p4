@@ -17,13 +17,20 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     apply {
-        if (!hdr.outer.isValid() || !hdr.inner.isValid()) {
+        // One validity test per branch: p4c-dpdk cannot unroll `!a || !b`.
+        if (!hdr.outer.isValid()) {
             meta.drop = 1;
             meta.drop_reason = NDROP_NOT_ENCAP;
-        } else if (!hdr.udp.isValid() || !hdr.bth.isValid()) {
+        } else if (!hdr.inner.isValid()) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_NOT_ENCAP;
+        } else if (!hdr.udp.isValid()) {
             meta.drop = 1;
             meta.drop_reason = NDROP_BAD_INNER;
-        } else if (hdr.inner.dst_addr != meta.my_addr) {
+        } else if (!hdr.bth.isValid()) {
+            meta.drop = 1;
+            meta.drop_reason = NDROP_BAD_INNER;
+        } else if (hdr.inner.dst_hi != meta.my_addr_hi || hdr.inner.dst_lo != meta.my_addr_lo) {
             meta.drop = 1;
             meta.drop_reason = NDROP_NOT_FOR_ME;
         }
@@ -33,7 +40,10 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                                           hdr.outer.dscp == meta.dscp_trimmed_lasthop)) {
             qp_peer.apply();
             if (meta.drop == 0) {
-                bit<8> reason = hdr.outer.dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP;
+                bit<8> reason = NACK_TRIMMED_LASTHOP;
+                if (hdr.outer.dscp == meta.dscp_trimmed) {
+                    reason = NACK_TRIMMED;
+                }
                 meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
                 hdr.nack.setValid();
                 hdr.nack.ev = meta.ev;
@@ -42,9 +52,12 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 hdr.data.setInvalid();
                 hdr.bth.opcode = OP_NACK;
                 hdr.bth.dqpn = peer_qpn;
-                bit<128> sender = hdr.inner.src_addr;
-                hdr.inner.src_addr = hdr.inner.dst_addr;
-                hdr.inner.dst_addr = sender;
+                bit<64> sender_hi = hdr.inner.src_hi;
+                bit<64> sender_lo = hdr.inner.src_lo;
+                hdr.inner.src_hi = hdr.inner.dst_hi;
+                hdr.inner.src_lo = hdr.inner.dst_lo;
+                hdr.inner.dst_hi = sender_hi;
+                hdr.inner.dst_lo = sender_lo;
                 hdr.inner.dscp = meta.dscp_control;
                 hdr.inner.ecn = 0;
                 hdr.inner.payload_len = 8 + 12 + 8;

@@ -65,7 +65,10 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             hdr.udp.checksum = 0;   // not recomputed; MRC relies on the ICRC
             meta.encap = 1;
             meta.outer_dscp = hdr.inner.dscp;   // the host sets the class
-            meta.outer_ecn = hdr.data.isValid() ? 2w2 : 2w0;   // ECT(0) on data
+            meta.outer_ecn = 0;
+            if (hdr.data.isValid()) {
+                meta.outer_ecn = 2;   // ECT(0) on data
+            }
         }
     }
 }

@@ -30,8 +30,8 @@ const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8;
 
 struct nic_headers_t {
     ethernet_t  ethernet;
-    ipv6_t      outer;
-    ipv6_t      inner;
+    ipv6_split_t outer;
+    ipv6_split_t inner;
     udp_t       udp;
     bth_t       bth;
     mrc_data_t  data;
@@ -45,7 +45,8 @@ struct nic_metadata_t {
     bit<32>  drop_reason;
     bit<32>  block;
     bit<11>  my_row;
-    bit<128> my_addr;
+    bit<64>  my_addr_hi;
+    bit<64>  my_addr_lo;
     bit<6>   dscp_control;
     bit<6>   dscp_trimmed;
     bit<6>   dscp_trimmed_lasthop;
