@@ -19,13 +19,13 @@ $(VENV)/.installed: pyproject.toml
 # Compile every P4 program into bmv2_configs/build/ (skipped, with a note,
 # when p4c-bm2-ss is absent: the committed JSON and P4Info are used).
 build: $(VENV)/.installed
-	$(PY) -m control_plane.toolchain
+	$(PY) -m testbed.toolchain
 
 test: $(VENV)/.installed $(SHELL_VENV)/.installed
 	$(PY) -m pytest
 
 run: $(VENV)/.installed
-	$(PY) -m control_plane.demo
+	$(PY) -m testbed.switch_demo
 
 bench: $(VENV)/.installed
 	$(PY) -m bench

@@ -13,7 +13,7 @@ import platform
 import sys
 
 from bench import bmv2_rate, install_rate, plan_scale
-from control_plane import toolchain
+from testbed import toolchain
 
 RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
 

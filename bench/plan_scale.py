@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from control_plane import toolchain
+from testbed import toolchain
 
 FULL = toolchain.REPO / "bmv2_configs" / "topologies" / "full.yaml"
 

@@ -11,24 +11,8 @@ from __future__ import annotations
 import ipaddress
 
 from control_plane.topology import Topology
-
-TIER_T0 = 1
-TIER_T1 = 2
-TIER_DL = 3
-
-
-def usid(tier: int, plane: int, index: int) -> int:
-    if not 1 <= tier <= 3:
-        raise ValueError(f"tier {tier} is not 1..3")
-    if not 0 <= plane < 8:
-        raise ValueError(f"plane {plane} does not fit 3 bits")
-    if not 0 <= index < 2**11:
-        raise ValueError(f"index {index} does not fit 11 bits")
-    return (tier << 14) | (plane << 11) | index
-
-
-def split_usid(value: int) -> tuple[int, int, int]:
-    return value >> 14, (value >> 11) & 0x7, value & 0x7FF
+from mrc_wire import ids
+from mrc_wire.usid import TIER_DL, TIER_T0, TIER_T1, carrier_int, path_sids, split_usid, usid  # noqa: F401 (re-exported)
 
 
 def block_int(topo: Topology) -> int:
@@ -42,27 +26,12 @@ def locator48(topo: Topology, sid: int) -> int:
 
 def carrier(topo: Topology, sids: list[int]) -> ipaddress.IPv6Address:
     """block followed by up to six uSIDs, zero-filled."""
-    if not 1 <= len(sids) <= 6:
-        raise ValueError(f"a carrier holds 1 to 6 uSIDs, got {len(sids)}")
-    value = block_int(topo)
-    for sid in sids:
-        value = (value << 16) | sid
-    value <<= 16 * (6 - len(sids))
-    return ipaddress.IPv6Address(value)
+    return ipaddress.IPv6Address(carrier_int(block_int(topo), sids))
 
 
 def path_carrier(topo: Topology, plane: int, src_row: int, dst_row: int, downlink: int, spine: int) -> ipaddress.IPv6Address:
     """The carrier of DESIGN.md section 3 for one path."""
-    if src_row == dst_row:
-        sids = [usid(TIER_T0, plane, src_row), usid(TIER_DL, plane, downlink)]
-    else:
-        sids = [
-            usid(TIER_T0, plane, src_row),
-            usid(TIER_T1, plane, spine),
-            usid(TIER_T0, plane, dst_row),
-            usid(TIER_DL, plane, downlink),
-        ]
-    return carrier(topo, sids)
+    return carrier(topo, path_sids(plane, src_row, dst_row, downlink, spine))
 
 
 def nic_address(topo: Topology, nic: int) -> ipaddress.IPv6Address:
@@ -78,15 +47,15 @@ def nic_of_address(topo: Topology, addr: ipaddress.IPv6Address) -> int:
 
 # Device names used in topology files, tables and logs.
 def t0_name(plane: int, row: int) -> str:
-    return f"t0-p{plane}-r{row}"
+    return str(ids.t0(plane, row))
 
 
 def t1_name(plane: int, spine: int) -> str:
-    return f"t1-p{plane}-s{spine}"
+    return str(ids.t1(plane, spine))
 
 
 def nic_name(nic: int) -> str:
-    return f"nic-{nic}"
+    return str(ids.nic(nic))
 
 
 def device_names(topo: Topology) -> set[str]:

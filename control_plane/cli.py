@@ -20,9 +20,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from control_plane import installer, nic_plan, toolchain, topology
+from control_plane import installer, nic_plan, topology
+from control_plane import pipelines
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from mrc_wire.constants import MAX_PORTS
 
 
 def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
@@ -50,7 +52,7 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
     print(f"  NIC: {len(nic.entries())} entries each before QPs ({len(nic.rows)} row templates, "
           f"{len(nic.planes)} plane ports, config), plus per QP its slots, EVs and peer")
     radix = max(topo.hosts_per_t0 + topo.t1_per_plane, topo.t0_per_plane)
-    print(f"largest /48 table: {largest} entries; switch radix used: {radix} of {topology.MAX_PORTS} ports")
+    print(f"largest /48 table: {largest} entries; switch radix used: {radix} of {MAX_PORTS} ports")
     if args.write:
         print(f"wrote {topo.switches} device files to {args.write}")
     return 0
@@ -74,7 +76,7 @@ def state_json(state: S.SwitchState) -> dict[str, object]:
 async def _each(topo: topology.Topology, names: list[str], action: str, batch: int) -> int:
     """Run `action` on every device at once; print each device's line as it
     finishes, and write progress for large installs."""
-    p4info, blob = toolchain.artifacts("switch")
+    p4info, blob = pipelines.artifacts("switch")
     failed = 0
 
     def progress(name: str, total: int):

@@ -10,70 +10,10 @@ from dataclasses import dataclass, field
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-
-HOST_PORT = 0
-NOTICE_SESSION = 1
-
-
-def plane_port(plane: int) -> int:
-    """NIC port of plane p (port 0 faces the host)."""
-    return 1 + plane
-
-
-@dataclass(slots=True)
-class NicConfig:
-    block: int
-    my_row: int
-    my_addr: int
-    dscp_control: int
-    dscp_trimmed: int
-    dscp_trimmed_lasthop: int
-
-
-@dataclass(slots=True)
-class DestRow:
-    row: int
-    same_row: bool
-
-
-@dataclass(slots=True)
-class PlanePort:
-    plane: int
-    port: int
-    src_addr: int  # this NIC's locator on the plane: block:T0(p,a):DL(p,k)::
-    src_mac: int
-    dst_mac: int
-
-
-@dataclass(slots=True)
-class QpEv:
-    qpn: int  # the destination QP as the host's packets carry it (the peer's)
-    qp_index: int
-    base: int
-    mask: int
-
-
-@dataclass(slots=True)
-class SlotEv:
-    slot: int
-    ev: int
-
-
-@dataclass(slots=True)
-class EvStats:
-    ev: int
-
-
-@dataclass(slots=True)
-class QpPeer:
-    qpn: int
-    peer_qpn: int
-
-
-@dataclass(slots=True)
-class NoticeSession:
-    session: int
-    port: int
+from mrc_wire.constants import HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port  # noqa: F401
+from mrc_wire.entries import (  # noqa: F401 (re-exported for the planner's users)
+    DestRow, EvStats, NicConfig, NoticeSession, PlanePort, QpEv, QpPeer, SlotEv,
+)
 
 
 @dataclass(frozen=True)
@@ -120,6 +60,11 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         t0 = A.usid(A.TIER_T0, p, row)
         st.planes.append(PlanePort(p, plane_port(p), nic_locator(topo, p, nic), A.nic_mac(p, nic),
                                    A.switch_mac(t0, topo.t0_downlink_port(k))))
+    if len(qps) > NIC_MAX_QPS:
+        raise ValueError(f"{st.name}: {len(qps)} QPs do not fit the NIC's {NIC_MAX_QPS} (qp_rotation register, qp_ev table)")
+    slots = sum(len(qp.evs) for qp in qps)
+    if slots > NIC_MAX_SLOTS:
+        raise ValueError(f"{st.name}: {slots} slots do not fit the NIC's slot_ev table ({NIC_MAX_SLOTS})")
     base = 0
     for index, qp in enumerate(qps):
         n = len(qp.evs)

@@ -1,4 +1,4 @@
-"""Plan entries (switch_plan dataclasses) to finsy P4Runtime entities, and
+"""Plan entries (mrc_wire.entries dataclasses) to finsy P4Runtime entities, and
 the checks that a P4Info has what the plan needs."""
 
 from __future__ import annotations
@@ -7,8 +7,7 @@ from typing import Iterable
 
 import finsy as fy
 
-from control_plane import nic_plan as N
-from control_plane import switch_plan as S
+from mrc_wire import entries as E
 
 # Tables the switch plan owns: reconcile reads and diffs exactly these.
 SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
@@ -24,19 +23,19 @@ class P4InfoMismatch(ValueError):
 
 def to_p4(entry: object) -> fy.P4TableEntry:
     match entry:
-        case S.MyUsid(locator):
+        case E.MyUsid(locator):
             return fy.P4TableEntry("my_usid", match=fy.Match(locator=locator), action=fy.Action("usid_end"))
-        case S.UsidRoute(locator, port):
+        case E.UsidRoute(locator, port):
             return fy.P4TableEntry("usid_route", match=fy.Match(locator=locator), action=fy.Action("set_port", port=port))
-        case S.PortNeighbour(port, src, dst, host):
+        case E.PortNeighbour(port, src, dst, host):
             return fy.P4TableEntry(
                 "port_neighbour",
                 match=fy.Match(port=port),
                 action=fy.Action("set_neighbour", src_mac=src, dst_mac=dst, host_facing=int(host)),
             )
-        case S.DscpClass(dscp, cls):
+        case E.DscpClass(dscp, cls):
             return fy.P4TableEntry("dscp_class", match=fy.Match(dscp=dscp), action=fy.Action("set_class", cls=cls))
-        case S.CongestionConfig(ecn, trim, nbytes, dt, dtl):
+        case E.CongestionConfig(ecn, trim, nbytes, dt, dtl):
             return fy.P4TableEntry(
                 "congestion_config",
                 is_default_action=True,
@@ -49,31 +48,31 @@ def to_p4(entry: object) -> fy.P4TableEntry:
                     dscp_trimmed_lasthop=dtl,
                 ),
             )
-        case N.NicConfig(block, row, addr, dc, dt, dtl):
+        case E.NicConfig(block, row, addr, dc, dt, dtl):
             return fy.P4TableEntry(
                 "nic_config",
                 is_default_action=True,
                 action=fy.Action("set_nic", block=block, my_row=row, my_addr_hi=addr >> 64, my_addr_lo=addr & LO64,
                                  dscp_control=dc, dscp_trimmed=dt, dscp_trimmed_lasthop=dtl),
             )
-        case N.DestRow(row, same):
+        case E.DestRow(row, same):
             return fy.P4TableEntry("dest_row", match=fy.Match(row=row), action=fy.Action("set_row", same_row=int(same), row=row))
-        case N.PlanePort(plane, port, src, smac, dmac):
+        case E.PlanePort(plane, port, src, smac, dmac):
             return fy.P4TableEntry("plane_port", match=fy.Match(plane=plane),
                                    action=fy.Action("set_plane", port=port, src_hi=src >> 64, src_lo=src & LO64,
                                                     src_mac=smac, dst_mac=dmac))
-        case N.QpEv(qpn, index, base, mask):
+        case E.QpEv(qpn, index, base, mask):
             return fy.P4TableEntry("qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask))
-        case N.SlotEv(slot, ev):
+        case E.SlotEv(slot, ev):
             return fy.P4TableEntry("slot_ev", match=fy.Match(slot=slot), action=fy.Action("set_ev", ev=ev))
-        case N.EvStats(ev):
+        case E.EvStats(ev):
             return fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev), action=fy.Action("count_ev"))
-        case N.QpPeer(qpn, peer):
+        case E.QpPeer(qpn, peer):
             return fy.P4TableEntry("qp_peer", match=fy.Match(qpn=qpn), action=fy.Action("set_peer", qpn=peer))
     raise TypeError(f"no P4 table for {entry!r}")
 
 
-def notice_session(session: N.NoticeSession) -> fy.P4CloneSessionEntry:
+def notice_session(session: E.NoticeSession) -> fy.P4CloneSessionEntry:
     return fy.P4CloneSessionEntry(session.session, replicas=[(session.port, 1)])
 
 

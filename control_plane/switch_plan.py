@@ -1,57 +1,17 @@
 """A switch's desired state (DESIGN.md section 4) as plain data.
 
-One small dataclass per entry kind (slots, not frozen: frozen dataclasses
-cost 2x to build, and a full fabric plans 3 million of them; treat them as
-immutable). Route lists are shared by all switches of a plane and tier; `to_p4` in p4_entities turns them into
+Entries are the plain dataclasses of mrc_wire.entries. Route lists are shared by all switches of a plane and tier; `to_p4` in p4_entities turns them into
 P4Runtime entities. Tables are O(ports): nothing here grows with NICs.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-
-# Traffic classes of the dscp_class table (p4src/switch/types.p4).
-CLASS_NORMAL = 0
-CLASS_TRIMMABLE = 1
-CLASS_PRIORITY = 2
-
-
-@dataclass(slots=True)
-class MyUsid:
-    locator: int  # 48-bit block:uSID
-
-
-@dataclass(slots=True)
-class UsidRoute:
-    locator: int
-    port: int
-
-
-@dataclass(slots=True)
-class PortNeighbour:
-    port: int
-    src_mac: int
-    dst_mac: int
-    host_facing: bool
-
-
-@dataclass(slots=True)
-class DscpClass:
-    dscp: int
-    cls: int
-
-
-@dataclass(slots=True)
-class CongestionConfig:
-    ecn_threshold: int
-    trim_threshold: int
-    trim_bytes: int
-    dscp_trimmed: int
-    dscp_trimmed_lasthop: int
+from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE  # noqa: F401 (re-exported)
+from mrc_wire.entries import CongestionConfig, DscpClass, MyUsid, PortNeighbour, UsidRoute  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -141,15 +101,13 @@ class Planner:
 
     def switch_state(self, name: str) -> SwitchState:
         """The desired state of the switch called `name` (e.g. t0-p0-r1)."""
-        topo = self.topo
-        m = _NAME.match(name)
-        kind, plane, index = (m.group(1), int(m.group(2)), int(m.group(3))) if m else ("", -1, -1)
-        limit = topo.t0_per_plane if kind == "t0" else topo.t1_per_plane
-        if not m or not 0 <= plane < topo.planes or not 0 <= index < limit or name != (
-            A.t0_name(plane, index) if kind == "t0" else A.t1_name(plane, index)
-        ):
-            raise ValueError(f"{name!r} is not a switch of topology {topo.name!r}")
-        return self.t0_state(plane, index) if kind == "t0" else self.t1_state(plane, index)
+        try:
+            dev = self.topo.device(name)
+        except ValueError as exc:
+            raise ValueError(f"{exc}: not a switch") from None
+        if not dev.is_switch:
+            raise ValueError(f"{name!r} is a NIC, not a switch of topology {self.topo.name!r}")
+        return self.t0_state(dev.plane, dev.index) if dev.kind == "t0" else self.t1_state(dev.plane, dev.index)
 
 
 def t0_state(topo: Topology, plane: int, row: int) -> SwitchState:
@@ -162,9 +120,6 @@ def t1_state(topo: Topology, plane: int, spine: int) -> SwitchState:
 
 def switch_state(topo: Topology, name: str) -> SwitchState:
     return Planner(topo).switch_state(name)
-
-
-_NAME = re.compile(r"^(t0|t1)-p(\d+)-[rs](\d+)$")
 
 
 def switch_names(topo: Topology) -> list[str]:

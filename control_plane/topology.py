@@ -13,23 +13,11 @@ from typing import Any
 
 import yaml
 
+from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES
+from mrc_wire.ids import DeviceId
+
 MAX_PLANES = 8  # plane is 3 bits of a uSID
 MAX_INDEX = 2**11  # index is 11 bits of a uSID
-# Ports are 9 bits in v1model (and 512-port switches in DESIGN.md). BMv2
-# reserves 511 as its drop port: a full-radix T0 loses its last uplink there.
-MAX_PORTS = 512
-
-DSCP_DEFAULTS = {
-    "control": 46,
-    "data_trimmable": 8,
-    "data_no_trim": 10,
-    "data_trimmable_retx": 12,
-    "trimmed": 16,
-    "trimmed_lasthop": 18,
-}
-CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256}
-# Ethernet + outer IPv6 + inner IPv6 + UDP + BTH + MRC data extension.
-MIN_TRIM_BYTES = 14 + 40 + 40 + 8 + 12 + 16
 
 
 class TopologyError(ValueError):
@@ -88,6 +76,20 @@ class Topology:
     @property
     def switches(self) -> int:
         return self.planes * (self.t0_per_plane + self.t1_per_plane)
+
+    def has(self, dev: DeviceId) -> bool:
+        """Whether `dev` is a device of this topology."""
+        if dev.kind == "nic":
+            return dev.index < self.nics
+        limit = self.t0_per_plane if dev.kind == "t0" else self.t1_per_plane
+        return dev.plane < self.planes and dev.index < limit
+
+    def device(self, name: str) -> DeviceId:
+        """The id of device `name`; ValueError naming it if it is not one."""
+        dev = DeviceId.parse(name)
+        if not self.has(dev):
+            raise ValueError(f"{name!r} is not a device of topology {self.name!r}")
+        return dev
 
 
 def _get(data: dict[str, Any], key: str, path: str) -> Any:
@@ -183,9 +185,6 @@ def parse(data: Any, source: str = "<topology>") -> Topology:
 def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
     if not isinstance(raw, list):
         raise TopologyError("devices", "expected a list")
-    from control_plane.addressing import device_names  # noqa: PLC0415 (cycle)
-
-    valid = device_names(topo)
     devices: dict[str, Device] = {}
     addrs: dict[tuple[str, int], str] = {}
     for i, item in enumerate(raw):
@@ -193,8 +192,10 @@ def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
         if not isinstance(item, dict):
             raise TopologyError(f"devices[{i}]", "expected a mapping")
         name = _get(item, "name", path)
-        if name not in valid:
-            raise TopologyError(f"{path}name", f"{name!r} is not a device of this topology")
+        try:
+            topo.device(str(name))
+        except ValueError as exc:
+            raise TopologyError(f"{path}name", str(exc)) from None
         if name in devices:
             raise TopologyError(f"{path}name", f"{name!r} is listed twice")
         grpc = str(_get(item, "grpc", path))

@@ -1,7 +1,7 @@
 """Reference model of the MRC NIC pipeline, written from DESIGN.md section 5.
 
 The embedded default where BMv2 is absent and a second oracle for
-p4src/nic/. It holds the tables the controller plans (control_plane.nic_plan)
+p4src/nic/. It holds the tables the controller plans (mrc_wire.entries)
 and works on raw frames: port 0 faces the host, plane p uses its plane port.
 """
 
@@ -11,15 +11,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-
-from control_plane import nic_plan as N
+from mrc_wire import entries as N
+from mrc_wire.constants import ECN_CE, HOST_PORT, NACK_BYTES
+from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
+from mrc_wire.usid import carrier_int, path_sids
 from nic_model import headers as H
-
-ECN_CE = 3
-NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8
-
-# Same order as the nic_drops counter of the P4 program.
-NIC_DROPS = ["malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row", "no_plane", "not_encap", "bad_inner", "not_for_me"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ class NicModel:
         if len(frame) < 14:
             return self._drop("malformed")
         ipv6 = frame[12:14] == b"\x86\xdd"
-        if in_port == N.HOST_PORT:
+        if in_port == HOST_PORT:
             return self._transmit(frame) if ipv6 else self._drop("not_mrc")
         return self._receive(frame) if ipv6 else self._drop("not_encap")
 
@@ -120,16 +116,8 @@ class NicModel:
             return None
         p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
         c = self.config
-        t0_src = (1 << 14) | (p << 11) | c.my_row
-        dl = (3 << 14) | (p << 11) | k
-        if row.same_row:
-            sids = [t0_src, dl]
-        else:
-            sids = [t0_src, (2 << 14) | (p << 11) | spine, (1 << 14) | (p << 11) | row.row, dl]
-        carrier = c.block
-        for sid in sids:
-            carrier = (carrier << 16) | sid
-        carrier <<= 16 * (6 - len(sids))
+        # same_row is the template's own word (the P4 reads it from dest_row).
+        carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
         fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
         plen = int.from_bytes(inner[4:6], "big") + 40
         tc = (dscp << 2) | ecn
@@ -160,7 +148,7 @@ class NicModel:
             inner[1] |= ECN_CE << 4  # RFC 6040: CE reaches an ECT inner header
             self.events["ce_copy"] += 1
         self.events["rx"] += 1
-        return [Output(N.HOST_PORT, frame[:14] + bytes(inner))]
+        return [Output(HOST_PORT, frame[:14] + bytes(inner))]
 
     def _nack(self, eth: bytes, inner: bytes, m: H.Mrc, odscp: int) -> list[Output]:
         c = self.config
@@ -187,4 +175,4 @@ class NicModel:
         self.nacks[reason] += 1
         self.events["nack"] += 1
         self.events["notice"] += 1
-        return [Output(out.port, out.frame[:NACK_BYTES]), Output(N.HOST_PORT, bytes(notice))]
+        return [Output(out.port, out.frame[:NACK_BYTES]), Output(HOST_PORT, bytes(notice))]

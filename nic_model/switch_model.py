@@ -2,7 +2,9 @@
 
 It is the embedded default target where BMv2 is absent and a second oracle
 for the P4 program. It holds the same table contents the controller plans
-(control_plane.switch_plan) and works on raw frames.
+(mrc_wire.entries, planned by control_plane.switch_plan) and works on raw
+frames. In the timed fabric (`fabric_sim`) `qdepth` is the live depth of
+each egress port's data queue.
 """
 
 from __future__ import annotations
@@ -11,16 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from control_plane import switch_plan as S
-
-ETH_LEN = 14
-IPV6_LEN = 40
-ETHERTYPE_IPV6 = 0x86DD
-ECN_CE = 3
-
-# Same order as the drop_reasons counter of the P4 program.
-DROP_REASONS = ["not_ipv6", "malformed", "for_me", "no_route", "hop_limit", "no_neighbour", "congestion"]
-EVENTS = ["trimmed", "ecn_marked"]
+from mrc_wire import entries as S
+from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, ETHERTYPE_IPV6, IPV6_LEN
+from mrc_wire.constants import SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EVENTS  # noqa: F401 (re-exported)
+from mrc_wire.usid import shift
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class SwitchModel:
             if argument == 0:
                 self._drop(in_port, "for_me")
                 return None
-            da = ((da >> 96) << 96) | (argument << 16)
+            da = shift(da)
             ip[24:40] = da.to_bytes(16, "big")
 
         port = self.routes.get(da >> 80)
@@ -112,11 +108,11 @@ class SwitchModel:
         if ecn != 0 and not nb.host_facing and depth >= c.ecn_threshold:
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
-        cls = self.dscp_class.get(dscp, S.CLASS_NORMAL)
-        high = cls == S.CLASS_PRIORITY
+        cls = self.dscp_class.get(dscp, CLASS_NORMAL)
+        high = cls == CLASS_PRIORITY
         trimmed = False
         if not high and depth >= c.trim_threshold:
-            if cls != S.CLASS_TRIMMABLE:
+            if cls != CLASS_TRIMMABLE:
                 self._drop(in_port, "congestion")
                 return None
             dscp = c.dscp_trimmed_lasthop if nb.host_facing else c.dscp_trimmed

@@ -12,10 +12,10 @@ from typing import Iterator
 
 import pytest
 
-from control_plane import toolchain
+from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from control_plane.targets import NicBmv2Target, NicModelTarget, SwitchBmv2Target, SwitchModelTarget
+from testbed.targets import NicBmv2Target, NicModelTarget, SwitchBmv2Target, SwitchModelTarget
 
 
 def bmv2_skip_reason(program: str = "switch") -> str | None:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from control_plane import p4_entities as P
-from control_plane import toolchain
+from testbed import toolchain
 from nic_model.switch_model import DROP_REASONS, EVENTS
 
 TYPES = toolchain.REPO / "p4src" / "switch" / "types.p4"

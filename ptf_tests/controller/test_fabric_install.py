@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from control_plane import cli, installer, toolchain
+from control_plane import cli, installer
+from testbed import toolchain
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane.bmv2 import Bmv2Switch, free_port
+from testbed.bmv2 import Bmv2Switch, free_port
 from control_plane.p4_entities import P4InfoMismatch
 from control_plane.session import Session
 from control_plane.topology import Device

@@ -13,10 +13,10 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane.bmv2 import Bmv2Switch
+from testbed.bmv2 import Bmv2Switch
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
-from control_plane import toolchain
+from testbed import toolchain
 from control_plane.topology import Device
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState

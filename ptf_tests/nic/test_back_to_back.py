@@ -12,7 +12,7 @@ import pytest
 
 from control_plane import nic_plan as N
 from control_plane.ev_control import NicEvControl
-from control_plane.targets import NicBmv2Target
+from testbed.targets import NicBmv2Target
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState, ev_plane
 from nic_model.nic_pipeline import NicModel

@@ -20,13 +20,14 @@ from ptf import testutils
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane import toolchain
-from control_plane.bmv2 import Bmv2Switch
+from testbed import toolchain
+from testbed.bmv2 import Bmv2Switch
 from control_plane.ev_control import slot_updates
 from control_plane.session import Session
 from control_plane.topology import Device
-from nic_model.nic_pipeline import NIC_DROPS, NicModel
-from nic_model.switch_model import DROP_REASONS, EVENTS, SwitchModel
+from mrc_wire.constants import NIC_DROPS, SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EVENTS
+from nic_model.nic_pipeline import NicModel
+from nic_model.switch_model import SwitchModel
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_plane import toolchain
+from testbed import toolchain
 
 _ids = itertools.count()
 

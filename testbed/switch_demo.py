@@ -19,8 +19,9 @@ from scapy.layers.l2 import Ether
 from control_plane import addressing as A
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane import toolchain, topology
-from control_plane.targets import SwitchBmv2Target, SwitchModelTarget
+from control_plane import topology
+from testbed import toolchain
+from testbed.targets import SwitchBmv2Target, SwitchModelTarget
 
 SPORT = 0x1000
 DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _drops(target) -> str:
-    from nic_model.switch_model import DROP_REASONS
+    from mrc_wire.constants import SWITCH_DROPS as DROP_REASONS
 
     counts = {r: target.drop_count(r) for r in DROP_REASONS}
     return ", ".join(f"{r} {n}" for r, n in counts.items() if n) or "none"

@@ -7,8 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD_DIR = REPO / "bmv2_configs" / "build"
+from control_plane.pipelines import BUILD_DIR, REPO, artifacts  # noqa: F401 (re-exported)
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which
 # records source paths, is the same on every machine).
@@ -75,11 +74,6 @@ def bmv2_unavailable() -> str | None:
     return None
 
 
-def artifacts(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:
-    """(P4Info text, BMv2 JSON) of a program."""
-    return out_dir / f"{program}.p4info.txtpb", out_dir / f"{program}.json"
-
-
 def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:
     """Compile `program` with p4c-bm2-ss into `out_dir`; raise on failure."""
     compiler = p4c()
@@ -98,7 +92,7 @@ def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path
 
 
 def main() -> None:
-    """`python -m control_plane.toolchain`: compile every program (make build)."""
+    """`python -m testbed.toolchain`: compile every program (make build)."""
     if p4c() is None:
         print("p4c-bm2-ss not found: using the committed JSON and P4Info in bmv2_configs/build/")
         return

@@ -1,0 +1,103 @@
+"""Table entries as plain data: what the planners produce, the reference
+models install and `control_plane.p4_entities.to_p4` encodes.
+
+One small dataclass per entry kind (slots, not frozen: frozen dataclasses
+cost 2x to build and a full fabric plans 3 million of them; treat them as
+immutable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+# ---- switch (DESIGN.md section 4) ------------------------------------------
+@dataclass(slots=True)
+class MyUsid:
+    locator: int  # 48-bit block:uSID
+
+
+@dataclass(slots=True)
+class UsidRoute:
+    locator: int
+    port: int
+
+
+@dataclass(slots=True)
+class PortNeighbour:
+    port: int
+    src_mac: int
+    dst_mac: int
+    host_facing: bool
+
+
+@dataclass(slots=True)
+class DscpClass:
+    dscp: int
+    cls: int
+
+
+@dataclass(slots=True)
+class CongestionConfig:
+    ecn_threshold: int
+    trim_threshold: int
+    trim_bytes: int
+    dscp_trimmed: int
+    dscp_trimmed_lasthop: int
+
+
+# ---- NIC (DESIGN.md section 5) ---------------------------------------------
+@dataclass(slots=True)
+class NicConfig:
+    block: int
+    my_row: int
+    my_addr: int
+    dscp_control: int
+    dscp_trimmed: int
+    dscp_trimmed_lasthop: int
+
+
+@dataclass(slots=True)
+class DestRow:
+    row: int
+    same_row: bool
+
+
+@dataclass(slots=True)
+class PlanePort:
+    plane: int
+    port: int
+    src_addr: int  # this NIC's locator on the plane: block:T0(p,a):DL(p,k)::
+    src_mac: int
+    dst_mac: int
+
+
+@dataclass(slots=True)
+class QpEv:
+    qpn: int  # the destination QP as the host's packets carry it (the peer's)
+    qp_index: int
+    base: int
+    mask: int
+
+
+@dataclass(slots=True)
+class SlotEv:
+    slot: int
+    ev: int
+
+
+@dataclass(slots=True)
+class EvStats:
+    ev: int
+
+
+@dataclass(slots=True)
+class QpPeer:
+    qpn: int
+    peer_qpn: int
+
+
+@dataclass(slots=True)
+class NoticeSession:
+    session: int
+    port: int
