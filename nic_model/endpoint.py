@@ -1,28 +1,40 @@
-"""The MRC endpoint model: QPs with PSNs, messages segmented into RDMA-write
-packets, SACK/NACK, retransmission, EV states and congestion response.
+"""The MRC endpoint model: QPs with 24-bit PSNs, messages segmented into
+RDMA-write packets, SACK/NACK, retransmission, EV states, reverse EV sets
+and congestion response (DESIGN.md section 7, docs/nic.md).
 
-Packets are bytes (inner IPv6 / UDP / BTH / MRC extension / payload) so the
-same endpoint can drive a NIC pipeline (BMv2 host port or a model). The EV
-of each packet is written into the inner UDP source port (EV[31:16]) and the
-low 16 bits of the flow label (EV[15:0]), and is echoed back in ACK, SACK
-and NACK, so every signal is attributed to the path that caused it.
+Packets are bytes (inner IPv6 / UDP / BTH / MRC extension / payload, built
+by mrc_wire.packet) so the same endpoint drives a NIC pipeline model, a
+BMv2 NIC, or the path fabric. Every data packet's EV is echoed in its ACK,
+SACK or NACK, so each signal is blamed on the path that caused it; ACK,
+SACK and probe replies travel on the QP's reverse EV set (one EV per
+plane, kept fresh by SACKs and probes), never on the EV they echo.
+
+Loss detection, in the order it acts: a NACK (trimmed payload) resends at
+once; a packet sent more than the reorder window before a packet known
+delivered is lost (SACK-driven, RACK-style) and resent; a retransmission
+timeout, backing off exponentially, resends; after `retry_limit` timeouts
+of one PSN the QP goes to its error state, reported through `errors` and
+`on_error`. A real loss (not a trim) marks the EV ASSUMED_BAD.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
-from typing import Callable
+import random
+from typing import Callable, Mapping
 
-from scapy.layers.inet import UDP
-from scapy.layers.inet6 import IPv6
-
-from nic_model import headers as H
+from mrc_wire import packet as W
+from mrc_wire.constants import (
+    DSCP_DEFAULTS, ECN_CE, ECT0, NACK_TRIMMED, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST,
+    OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
+)
+from nic_model.cc import CcState
 from nic_model.ev import EvEvent, EvProfile
+from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
 from nic_model.sim import Sim
 
-DSCP = {"control": 46, "data": 8, "data_retx": 12, "trimmed": 16, "trimmed_lasthop": 18}
-ECT0, CE = 2, 3
+ECT0_, CE = ECT0, ECN_CE  # kept for callers of the old names
+ZEROS = bytes(16384)
 
 
 def ev_to_fields(ev: int) -> tuple[int, int]:
@@ -30,156 +42,116 @@ def ev_to_fields(ev: int) -> tuple[int, int]:
     return ev >> 16, ev & 0xFFFF
 
 
-
-
-@dataclass
-class CcState:
-    """Window congestion control in the spirit of NSCC: multiplicative
-    decrease on ECN, trims and delay over target (once per RTT at most),
-    additive increase otherwise."""
-
-    cwnd: float = 16.0
-    min_cwnd: float = 1.0
-    max_cwnd: float = 256.0
-    target_delay: float = 40.0  # µs
-    last_decrease: float = -1e9
-
-    def on_ack(self, now: float, rtt: float | None, congested: bool) -> None:
-        if congested or (rtt is not None and rtt > self.target_delay):
-            if now - self.last_decrease >= (rtt or self.target_delay):
-                factor = 0.7 if congested else max(0.5, self.target_delay / rtt)  # type: ignore[operator]
-                self.cwnd = max(self.min_cwnd, self.cwnd * factor)
-                self.last_decrease = now
-        else:
-            self.cwnd = min(self.max_cwnd, self.cwnd + 1.0 / self.cwnd)
-
-
-@dataclass
-class Segment:
-    psn: int
-    msg_id: int
-    offset: int
-    msg_len: int
-    opcode: int
-    payload: bytes
-
-
-@dataclass
-class Inflight:
-    seg: Segment
-    ev: int
-    sent_at: float
-    retx: int = 0
-
-
-@dataclass
-class Stats:
-    sent: int = 0
-    retransmits: int = 0
-    timeouts: int = 0
-    nacks: int = 0
-    probes: int = 0
-    delivered: int = 0
-    duplicates: int = 0
-    trim_notices: int = 0
-
-
-@dataclass
-class QueuePair:
-    """One side's state of a connection (sender and receiver halves)."""
-
-    qpn: int
-    peer_qpn: int
-    peer_addr: str
-    profile: EvProfile
-    cc: CcState = field(default_factory=CcState)
-    next_psn: int = 0
-    pending: list[Segment] = field(default_factory=list)
-    retx_queue: list[int] = field(default_factory=list)
-    inflight: dict[int, Inflight] = field(default_factory=dict)
-    acked_below: int = 0
-    # receiver half
-    cum_psn: int = 0
-    received: set[int] = field(default_factory=set)
-    partial: dict[int, dict[int, bytes]] = field(default_factory=dict)
-    delivered_msgs: set[int] = field(default_factory=set)
-    probe_sent: dict[int, tuple[int, float]] = field(default_factory=dict)  # probe id -> (EV, time)
+def _addr(a: str | bytes) -> bytes:
+    return a if isinstance(a, bytes) else ipaddress.IPv6Address(a).packed
 
 
 class Endpoint:
-    """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC;
-    the NIC calls `receive` with what arrives for this endpoint."""
+    """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
+    NIC calls `receive` with what arrives for this endpoint. Times in µs."""
 
-    def __init__(self, sim: Sim, addr: str, transmit: Callable[[bytes], None], *,
-                 mtu: int = 1024, rto: float = 200.0, probe_interval: float = 100.0,
-                 on_message: Callable[[int, int, bytes], None] | None = None,
+    def __init__(self, sim: Sim, addr: str | bytes, transmit: Callable[[bytes], None], *,
+                 mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
+                 probe_interval: float = 100.0, reorder_window: float | None = None,
+                 dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
+                 on_message: Callable[[int, int, bytes | None], None] | None = None,
+                 on_error: Callable[[int, str], None] | None = None,
                  slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
         self.sim = sim
-        self.addr = str(ipaddress.IPv6Address(addr))
+        self.addr_bytes = _addr(addr)
+        self.addr = str(ipaddress.IPv6Address(self.addr_bytes))
         self.transmit = transmit
         self.mtu = mtu
         self.rto = rto
+        self.rto_max = rto_max if rto_max is not None else 64 * rto
+        self.retry_limit = retry_limit
         self.probe_interval = probe_interval
+        self.reorder_window = reorder_window if reorder_window is not None else rto / 4
+        d = {**DSCP_DEFAULTS, **(dscp or {})}  # the topology file's classes
+        self.dscp_control, self.dscp_data, self.dscp_retx = d["control"], d["data_trimmable"], d["data_trimmable_retx"]
+        self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
+        self.keep_payload = keep_payload
+        self.rng = random.Random(seed)
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
-        # Where slot rewrites go (the NIC's slot_ev table), per QP number.
-        self.slot_sink = slot_sink
+        self.on_error = on_error or (lambda qpn, reason: None)
+        self.slot_sink = slot_sink  # where slot rewrites go (the NIC's slot_ev), per QP
         self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
+        self.errors: list[tuple[int, str]] = []
+        self.ports_down = 0  # bitmap of this NIC's planes whose port is down
         self._msg_ids = 0
         self._probe_ids = 0
         self._timer_armed = False
 
     # ---- set-up -------------------------------------------------------
-    def connect(self, qpn: int, peer_qpn: int, peer_addr: str, profile: EvProfile) -> QueuePair:
-        qp = QueuePair(qpn, peer_qpn, str(ipaddress.IPv6Address(peer_addr)), profile)
+    def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
+                start_psn: int = 0, cc: CcState | None = None) -> QueuePair:
+        qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or CcState(), start_psn=start_psn)
+        for ev in profile.home:  # the reverse set starts as one rotation EV per plane
+            qp.reverse.setdefault(ev_plane(ev), ev)
         self.qps[qpn] = qp
         return qp
 
     # ---- sender -------------------------------------------------------
-    def send_message(self, qpn: int, data: bytes) -> int:
+    def send_message(self, qpn: int, data: bytes | int) -> int:
+        """Queue a message: bytes, or an int for that many simulated bytes."""
         qp = self.qps[qpn]
-        self._msg_ids += 1
+        if qp.error is not None:
+            raise RuntimeError(f"QP {qpn} is in error: {qp.error}")
+        self._msg_ids = (self._msg_ids + 1) & 0xFFFFFFFF
         msg_id = self._msg_ids
-        chunks = [data[i : i + self.mtu] for i in range(0, max(len(data), 1), self.mtu)] or [b""]
-        for i, chunk in enumerate(chunks):
-            if len(chunks) == 1:
-                op = H.OP_WRITE_ONLY
-            else:
-                op = H.OP_WRITE_FIRST if i == 0 else H.OP_WRITE_LAST if i == len(chunks) - 1 else H.OP_WRITE_MIDDLE
-            qp.pending.append(Segment(qp.next_psn, msg_id, i * self.mtu, len(data), op, chunk))
-            qp.next_psn = (qp.next_psn + 1) & 0xFFFFFF
+        size = data if isinstance(data, int) else len(data)
+        n = max(1, -(-size // self.mtu))
+        for i in range(n):
+            off = i * self.mtu
+            length = min(self.mtu, size - off)
+            op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 else OP_WRITE_MIDDLE
+            payload = None if isinstance(data, int) else data[off:off + length]
+            qp.pending.append(Segment(qp.next_psn, msg_id, off, size, op, length, payload))
+            qp.next_psn = psn_add(qp.next_psn, 1)
         self._pump(qp)
         return msg_id
 
-    def _packet(self, qp: QueuePair, ev: int, dscp: int, ecn: int, bth: H.BTH, ext, payload: bytes = b"") -> bytes:
-        sport, fl = ev_to_fields(ev)
-        pkt = (IPv6(src=self.addr, dst=qp.peer_addr, tc=(dscp << 2) | ecn, fl=fl, hlim=64)
-               / UDP(sport=sport, dport=H.ROCE_PORT) / bth / ext / payload)
-        return bytes(pkt)
-
     def _send_segment(self, qp: QueuePair, seg: Segment, retx: bool) -> None:
         ev = qp.profile.next_ev()
-        bth = H.BTH(opcode=seg.opcode, dqpn=qp.peer_qpn, psn=seg.psn, ackreq=1)
-        ext = H.MRCData(msg_id=seg.msg_id, offset=seg.offset, msg_len=seg.msg_len)
         old = qp.inflight.get(seg.psn)
-        qp.inflight[seg.psn] = Inflight(seg, ev, self.sim.now, (old.retx + 1) if old else 0)
+        inf = Inflight(seg, ev, self.sim.now, (old.retx + 1) if old else 0, old.timeouts if old else 0)
+        qp.inflight[seg.psn] = inf
+        qp.sendq.append(inf)
+        qp.tx_active_at = self.sim.now
         self.stats.sent += 1
         self.stats.retransmits += retx
-        self.transmit(self._packet(qp, ev, DSCP["data_retx" if retx else "data"], ECT0, bth, ext, seg.payload))
+        payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
+                              seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len),
+                              payload, ackreq=1))
         self._arm_timer()
 
     def _pump(self, qp: QueuePair) -> None:
+        if qp.error is not None:
+            return
         while qp.retx_queue:
-            psn = qp.retx_queue.pop(0)
-            if psn in qp.inflight:
-                self._send_segment(qp, qp.inflight[psn].seg, retx=True)
-        while qp.pending and len(qp.inflight) < int(qp.cc.cwnd):
-            self._send_segment(qp, qp.pending.pop(0), retx=False)
+            inf = qp.inflight.get(qp.retx_queue.popleft())
+            if inf is not None:
+                self._send_segment(qp, inf.seg, retx=True)
+        cwnd = int(qp.cc.cwnd)
+        while qp.pending and len(qp.inflight) < cwnd:
+            self._send_segment(qp, qp.pending.popleft(), retx=False)
+
+    def _lost(self, qp: QueuePair, inf: Inflight, event: EvEvent | None) -> None:
+        """Queue the PSN of `inf` for resending; blame its EV for a real loss."""
+        inf.lost = True
+        qp.retx_queue.append(inf.seg.psn)
+        if event is not None:
+            self._event(qp, inf.ev, event)
 
     def _event(self, qp: QueuePair, ev: int, event: EvEvent) -> None:
         """Apply an EV event and push the slot rewrites it caused."""
         qp.profile.event(ev, event)
+        self._push_slots(qp)
+
+    def _push_slots(self, qp: QueuePair) -> None:
         if self.slot_sink is not None:
             done = self._slots_pushed.get(qp.qpn, 0)
             writes = qp.profile.slot_writes[done:]
@@ -187,126 +159,272 @@ class Endpoint:
                 self._slots_pushed[qp.qpn] = done + len(writes)
                 self.slot_sink(qp.qpn, writes)
 
+    def _fail(self, qp: QueuePair, reason: str) -> None:
+        qp.error = reason
+        qp.pending.clear()
+        qp.retx_queue.clear()
+        self.stats.errors += 1
+        self.errors.append((qp.qpn, reason))
+        self.on_error(qp.qpn, reason)
+
+    # ---- timers: timeouts and probes --------------------------------------
     def _arm_timer(self) -> None:
         if not self._timer_armed:
             self._timer_armed = True
-            self.sim.at(self.rto / 4, self._on_timer)
+            self.sim.at(min(self.rto / 4, self.probe_interval), self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer_armed = False
+        now = self.sim.now
         busy = False
         for qp in self.qps.values():
-            for psn, inf in list(qp.inflight.items()):
-                if self.sim.now - inf.sent_at >= self.rto:
-                    self.stats.timeouts += 1
-                    self._event(qp, inf.ev, EvEvent.LOSS)  # a real loss: the path is suspect
-                    qp.retx_queue.append(psn)
-            self._probe(qp)
-            self._pump(qp)
-            busy |= bool(qp.inflight or qp.pending or qp.profile.probing())
+            if qp.error is None:
+                self._timeouts(qp, now)
+                self._probe(qp, now)
+                self._pump(qp)
+            busy |= qp.busy() or bool(qp.profile.probing()) or bool(qp.probe_sent) \
+                or now - qp.rx_active_at < 2 * self.probe_interval
         if busy:
             self._arm_timer()
 
-    def _probe(self, qp: QueuePair) -> None:
-        now = self.sim.now
-        for pid, (ev, t) in list(qp.probe_sent.items()):
+    def _timeouts(self, qp: QueuePair, now: float) -> None:
+        for inf in list(qp.sendq):
+            if now - inf.sent_at < self.rto:
+                break  # send order: nothing later can have expired
+            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+                continue
+            if now - inf.sent_at < min(self.rto * 2 ** inf.timeouts, self.rto_max):
+                continue
+            inf.timeouts += 1
+            self.stats.timeouts += 1
+            if inf.timeouts > self.retry_limit:
+                self._fail(qp, f"PSN {inf.seg.psn} not acknowledged after {self.retry_limit} retransmissions "
+                               f"by timeout (last EV {inf.ev:#x})")
+                return
+            self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
+        while qp.sendq and (qp.sendq[0].lost or qp.inflight.get(qp.sendq[0].seg.psn) is not qp.sendq[0]):
+            qp.sendq.popleft()
+
+    def _probe(self, qp: QueuePair, now: float) -> None:
+        for pid, (ev, t, kind) in list(qp.probe_sent.items()):
             if now - t >= self.rto:
                 del qp.probe_sent[pid]
-                self._event(qp, ev, EvEvent.PROBE_LOST)
-        waiting = {ev for ev, _ in qp.probe_sent.values()}
+                if kind == "path":
+                    self._event(qp, ev, EvEvent.PROBE_LOST)
+        waiting = {ev for ev, _, _ in qp.probe_sent.values()}
         for ev in qp.profile.probing():
-            if ev in waiting:
-                continue
-            self._probe_ids = (self._probe_ids + 1) & 0xFFFFFF
-            qp.probe_sent[self._probe_ids] = (ev, now)
-            self.stats.probes += 1
-            self.transmit(self._packet(qp, ev, DSCP["control"], 0, H.BTH(opcode=H.OP_PROBE, dqpn=qp.peer_qpn),
-                                       H.MRCProbe(ev=ev, probe_id=self._probe_ids)))
+            if ev not in waiting and not self._plane_down(qp, ev_plane(ev)):
+                self._send_probe(qp, ev, "path")
+        # Reverse set: while data comes in but none goes out, probe one plane
+        # per interval with a random EV; a reply makes it that plane's reverse EV.
+        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
+            planes = [p for p in qp.reverse if not self._plane_down(qp, p)
+                      and now - qp.reverse_fresh.get(p, -1e18) >= self.probe_interval]
+            if planes:
+                p = planes[self.rng.randrange(len(planes))]
+                cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
+                if cands:
+                    self._send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
 
-    # ---- receive ------------------------------------------------------
+    def _plane_down(self, qp: QueuePair, plane: int) -> bool:
+        return bool((self.ports_down | qp.peer_down) >> plane & 1)
+
+    def _send_probe(self, qp: QueuePair, ev: int, kind: str) -> None:
+        self._probe_ids = (self._probe_ids + 1) & 0xFFFFFF
+        qp.probe_sent[self._probe_ids] = (ev, self.sim.now, kind)
+        self.stats.probes += 1
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_PROBE, qp.peer_qpn, 0,
+                              W.probe_ext(ev, 0, self._probe_ids)))
+        self._arm_timer()
+
+    def _rtt_sample(self, qp: QueuePair, rtt: float) -> None:
+        qp.min_rtt = rtt if qp.min_rtt is None else min(qp.min_rtt, rtt)
+        qp.srtt = rtt if qp.srtt is None else 0.875 * qp.srtt + 0.125 * rtt
+
+    # ---- NIC port state -------------------------------------------------------
+    def port_down(self, plane: int) -> None:
+        """This NIC's port of `plane` went down: every QP retires the plane's
+        EVs at once and resends what was in flight on it."""
+        self.ports_down |= 1 << plane
+        for qp in self.qps.values():
+            self._plane_lost(qp, plane)
+
+    def port_up(self, plane: int) -> None:
+        self.ports_down &= ~(1 << plane)
+        for qp in self.qps.values():
+            if not qp.peer_down >> plane & 1 and qp.profile.enabled:
+                qp.profile.plane_up(plane)
+                self._push_slots(qp)
+
+    def _plane_lost(self, qp: QueuePair, plane: int) -> None:
+        if not qp.profile.enabled:
+            return  # EV state off (oblivious spraying, single path): no reaction
+        qp.profile.plane_down(plane)
+        self._push_slots(qp)
+        for inf in qp.sendq:
+            if not inf.lost and ev_plane(inf.ev) == plane and qp.inflight.get(inf.seg.psn) is inf:
+                self._lost(qp, inf, None)
+        self._pump(qp)
+
+    # ---- receive --------------------------------------------------------------
     def receive(self, raw: bytes) -> None:
-        pkt = H.parse(raw)
-        if pkt is None or pkt.ext is None:
+        pkt = W.parse(raw)
+        if pkt is None:
             return
-        qp = self.qps.get(pkt.bth.dqpn)
+        qp = self.qps.get(pkt.dqpn)
         if qp is None:
             return
-        op = pkt.bth.opcode
-        if op in H.DATA_OPCODES:
+        op = pkt.opcode
+        if pkt.is_data:
             self._on_data(qp, pkt)
-        elif op in (H.OP_ACK, H.OP_SACK):
-            self._on_ack(qp, pkt.ext)
-        elif op == H.OP_NACK:
-            self._on_nack(qp, pkt.ext)
-        elif op == H.OP_PROBE:
+        elif op == OP_ACK or op == OP_SACK:
+            self._on_ack(qp, pkt)
+        elif op == OP_NACK:
+            self._on_nack(qp, pkt)
+        elif op == OP_PROBE:
             self._on_probe(qp, pkt)
 
-    def _on_data(self, qp: QueuePair, pkt: H.Mrc) -> None:
-        if pkt.dscp in (DSCP["trimmed"], DSCP["trimmed_lasthop"]):
-            # The NIC's notice of a trimmed packet: its payload is gone and
-            # the NIC has already NACKed it, so it is counted, not placed.
+    def _control_ev(self, qp: QueuePair, plane: int) -> int:
+        """The reverse EV for a control packet answering traffic on `plane`."""
+        if self._plane_down(qp, plane) or plane not in qp.reverse:
+            up = [p for p in qp.reverse if not self._plane_down(qp, p)]
+            plane = up[0] if up else plane
+        return qp.reverse.get(plane, 0)
+
+    def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        if pkt.dscp in self.dscp_trimmed:
+            # The NIC's notice of a trimmed packet: its payload is gone and the
+            # NIC has already NACKed it, so it is counted, not placed.
             self.stats.trim_notices += 1
             return
-        psn, d = pkt.bth.psn, pkt.ext
-        ev = pkt.ev
-        duplicate = psn < qp.cum_psn or psn in qp.received
-        if duplicate:
+        psn, ev = pkt.psn, pkt.ev
+        qp.rx_active_at = self.sim.now
+        fresh = qp.accept(psn)
+        if fresh is None:
+            self.stats.out_of_window += 1
+            return
+        if not fresh:
             self.stats.duplicates += 1
         else:
-            qp.received.add(psn)
-            while qp.cum_psn in qp.received:
-                qp.received.discard(qp.cum_psn)
-                qp.cum_psn += 1
-            if d.msg_id not in qp.delivered_msgs:
-                parts = qp.partial.setdefault(d.msg_id, {})
-                parts[d.offset] = pkt.payload
-                if sum(len(p) for p in parts.values()) >= d.msg_len:
-                    data = b"".join(parts[o] for o in sorted(parts))
-                    del qp.partial[d.msg_id]
-                    qp.delivered_msgs.add(d.msg_id)
+            msg_id, offset, msg_len = pkt.data()
+            if msg_id not in qp.delivered_msgs:
+                part = qp.partial.get(msg_id)
+                if part is None:
+                    part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
+                payload = pkt.payload
+                part[0] += len(payload)
+                if part[1] is not None:
+                    part[1][offset] = payload
+                if part[0] >= msg_len:
+                    del qp.partial[msg_id]
+                    qp.delivered_msgs.add(msg_id)
                     self.stats.delivered += 1
-                    self.on_message(qp.qpn, d.msg_id, data)
-        bitmap = 0
-        for p in qp.received:
-            if 0 < p - qp.cum_psn <= H.SACK_BITS:
-                bitmap |= 1 << (p - qp.cum_psn - 1)
-        ack = H.MRCAck(ev=ev, ecn_seen=int(pkt.ecn == CE), cum_psn=qp.cum_psn, ack_psn=psn, bitmap=bitmap)
-        op = H.OP_SACK if bitmap else H.OP_ACK
-        self.transmit(self._packet(qp, ev, DSCP["control"], 0, H.BTH(opcode=op, dqpn=qp.peer_qpn, psn=psn), ack))
+                    data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
+                    self.on_message(qp.qpn, msg_id, data)
+        bitmap = qp.sack_bitmap()
+        ack = W.ack_ext(ev, int(pkt.ecn == ECN_CE), qp.cum_psn, psn, bitmap, self.ports_down)
+        self.stats.acks_sent += 1
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
+                              self._control_ev(qp, ev_plane(ev)), OP_SACK if bitmap else OP_ACK, qp.peer_qpn, psn, ack))
 
-    def _on_ack(self, qp: QueuePair, ack: H.MRCAck) -> None:
+    def _on_ack(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        if qp.error is not None:
+            return
         now = self.sim.now
+        ev, ecn_seen, cum, ack_psn, bitmap, peer_down = pkt.ack()
         rtt = None
-        hit = qp.inflight.get(ack.ack_psn)
-        if hit is not None and hit.ev == ack.ev:
-            rtt = now - hit.sent_at
-        for psn in [p for p in qp.inflight if p < ack.cum_psn]:
-            del qp.inflight[psn]
-        for bit in range(H.SACK_BITS):
-            if ack.bitmap >> bit & 1:
-                qp.inflight.pop(ack.cum_psn + 1 + bit, None)
-        qp.inflight.pop(ack.ack_psn, None)
-        self._event(qp, ack.ev, EvEvent.ECN if ack.ecn_seen else EvEvent.ACK)
-        qp.cc.on_ack(now, rtt, bool(ack.ecn_seen))
+        rack = qp.rack_time
+        hit = qp.inflight.get(ack_psn)
+        if hit is not None and hit.ev == ev:  # this very copy arrived
+            rack = max(rack, hit.sent_at)
+            if hit.retx == 0:
+                rtt = now - hit.sent_at
+                self._rtt_sample(qp, rtt)
+        inflight = qp.inflight
+        inflight.pop(ack_psn, None)
+        while psn_diff(cum, qp.snd_una) > 0:  # cumulative: everything before cum
+            inf = inflight.pop(qp.snd_una, None)
+            if inf is not None and inf.retx == 0:
+                rack = max(rack, inf.sent_at)
+            qp.snd_una = psn_add(qp.snd_una, 1)
+        b = bitmap
+        while b:
+            low = b & -b
+            inf = inflight.pop(psn_add(cum, low.bit_length()), None)
+            if inf is not None and inf.retx == 0:
+                rack = max(rack, inf.sent_at)
+            b ^= low
+        qp.rack_time = rack
+        if ev_plane(ev) in qp.reverse and ev in qp.profile.state:
+            qp.reverse[ev_plane(ev)] = ev  # our packet got through on it: a good reverse EV
+            qp.reverse_fresh[ev_plane(ev)] = now
+        if peer_down != qp.peer_down:
+            self._peer_ports(qp, peer_down)
+        self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
+        qp.cc.on_ack(now, rtt, bool(ecn_seen))
+        self._detect_losses(qp)
         self._pump(qp)
 
-    def _on_nack(self, qp: QueuePair, nack: H.MRCNack) -> None:
+    def _detect_losses(self, qp: QueuePair) -> None:
+        """RACK-style: a copy sent more than the reorder window before a copy
+        known delivered is lost. The window grows with queueing (srtt above
+        the minimum), so spraying's reordering across paths is not a loss."""
+        wnd = self.reorder_window
+        if qp.srtt is not None and qp.min_rtt is not None:
+            wnd = max(wnd, qp.srtt - qp.min_rtt)
+        limit = qp.rack_time - wnd
+        q = qp.sendq
+        while q:
+            inf = q[0]
+            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+                q.popleft()
+                continue
+            if inf.sent_at >= limit:
+                break
+            q.popleft()
+            self.stats.retx_sack += 1
+            self._lost(qp, inf, EvEvent.LOSS)
+
+    def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
+        """The peer's SACK says which of its NIC ports are down: stop (or
+        resume) sending on those planes."""
+        changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
+        for p in range(8):
+            if changed >> p & 1:
+                if peer_down >> p & 1:
+                    self._plane_lost(qp, p)
+                elif not self.ports_down >> p & 1 and qp.profile.enabled:
+                    qp.profile.plane_up(p)
+                    self._push_slots(qp)
+
+    def _on_nack(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        ev, reason, psn = pkt.nack()
         self.stats.nacks += 1
-        event = EvEvent.NACK_TRIMMED if nack.reason == H.NACK_TRIMMED else EvEvent.NACK_TRIMMED_LASTHOP
-        self._event(qp, nack.ev, event)
+        self._event(qp, ev, EvEvent.NACK_TRIMMED if reason == NACK_TRIMMED else EvEvent.NACK_TRIMMED_LASTHOP)
         qp.cc.on_ack(self.sim.now, None, True)
-        if nack.psn in qp.inflight:
-            qp.retx_queue.append(nack.psn)  # the payload was cut: resend it now
+        inf = qp.inflight.get(psn)
+        if inf is not None and inf.ev == ev and not inf.lost:  # the copy that was cut
+            self.stats.retx_nack += 1
+            self._lost(qp, inf, None)  # a trim is congestion, not a broken path
         self._pump(qp)
 
-    def _on_probe(self, qp: QueuePair, pkt: H.Mrc) -> None:
-        pr = pkt.ext
-        if not pr.reply:
-            self.transmit(self._packet(qp, pr.ev, DSCP["control"], 0, H.BTH(opcode=H.OP_PROBE, dqpn=qp.peer_qpn),
-                                       H.MRCProbe(ev=pr.ev, reply=1, probe_id=pr.probe_id)))
-        elif pr.probe_id in qp.probe_sent:
-            ev, _ = qp.probe_sent.pop(pr.probe_id)
+    def _on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        ev, reply, probe_id = pkt.probe()
+        if not reply:  # answer over our own reverse EV of that plane, echoing the probed EV
+            self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
+                                  self._control_ev(qp, ev_plane(ev)), OP_PROBE, qp.peer_qpn, 0,
+                                  W.probe_ext(ev, 1, probe_id)))
+            return
+        sent = qp.probe_sent.pop(probe_id, None)
+        if sent is None:
+            return
+        ev, t, kind = sent
+        self._rtt_sample(qp, self.sim.now - t)
+        if kind == "path":
             self._event(qp, ev, EvEvent.PROBE_OK)
+        else:
+            qp.reverse[ev_plane(ev)] = ev
+            qp.reverse_fresh[ev_plane(ev)] = self.sim.now
 
     def idle(self) -> bool:
-        return all(not q.inflight and not q.pending and not q.retx_queue for q in self.qps.values())
+        return not any(q.busy() for q in self.qps.values())

@@ -18,6 +18,7 @@ class EvState(enum.Enum):
     SKIP = "SKIP"  # skipped for one rotation after ECN or a TRIMMED NACK
     ASSUMED_BAD = "ASSUMED_BAD"  # lost a packet: replaced, probed, restored
     DENIED = "DENIED"  # set by the operator
+    PLANE_DOWN = "PLANE_DOWN"  # its plane's NIC port is down (here or at the peer)
 
 
 class EvEvent(enum.Enum):
@@ -28,20 +29,17 @@ class EvEvent(enum.Enum):
     LOSS = "loss"
     PROBE_OK = "probe_ok"
     PROBE_LOST = "probe_lost"
+    PLANE_DOWN = "plane_down"
+    PLANE_UP = "plane_up"
+
+
+from mrc_wire.constants import ev_plane, ev_spine  # noqa: F401 (re-exported)
 
 
 def make_ev(plane: int, spine: int, salt: int = 0) -> int:
     if not 0 <= plane < 8 or not 0 <= spine < 256 or not 0 <= salt < 2**21:
         raise ValueError(f"EV fields out of range: plane {plane}, spine {spine}, salt {salt}")
     return (salt << 11) | (spine << 3) | plane
-
-
-def ev_plane(ev: int) -> int:
-    return ev & 0x7
-
-
-def ev_spine(ev: int) -> int:
-    return (ev >> 3) & 0xFF
 
 
 @dataclass
@@ -56,6 +54,12 @@ class EvProfile:
     # Mirror mode: the NIC's data plane walks the slots (one turn per data
     # packet); the profile follows it and acts only through slot rewrites.
     mirror: bool = False
+    # `ev_min_active` of the OCP API: a loss never retires an EV when that
+    # would leave fewer distinct GOOD EVs in the rotation.
+    min_active: int = 1
+    # False: oblivious spraying (RPS/NDP-like) or a single ECMP path: events
+    # change nothing, the rotation is used as configured.
+    enabled: bool = True
 
     slots: list[int] = field(default_factory=list)
     state: dict[int, EvState] = field(default_factory=dict)
@@ -128,8 +132,10 @@ class EvProfile:
     def event(self, ev: int, event: EvEvent) -> None:
         """Apply an EV event (DESIGN.md section 7)."""
         st = self.state.get(ev)
-        if st is None:
-            return  # not an EV of this profile
+        if st is None or not self.enabled:
+            return  # not an EV of this profile, or EV state switched off
+        if event is EvEvent.LOSS and st is not EvState.ASSUMED_BAD and self.active() <= self.min_active:
+            return  # the floor: keep using it rather than run out of EVs
         if event in (EvEvent.ECN, EvEvent.NACK_TRIMMED) and st is EvState.GOOD:
             self._set(ev, event, EvState.SKIP)
             if self.mirror:  # the data plane skips it by a rewrite for one rotation
@@ -164,7 +170,7 @@ class EvProfile:
 
     def _vacate(self, ev: int) -> None:
         """Give every slot now using `ev` a GOOD spare of the same plane."""
-        pool = self.backups[ev_plane(ev)]
+        pool = self.backups.get(ev_plane(ev), [])
         for i, cur in enumerate(self.slots):
             if cur != ev:
                 continue
@@ -178,6 +184,37 @@ class EvProfile:
         for i, h in enumerate(self.home):
             if h == ev and self.slots[i] != ev:
                 self._write(i, ev)
+
+    def active(self) -> int:
+        """Distinct GOOD EVs in the rotation now."""
+        return sum(1 for ev in set(self.slots) if self.state[ev] is EvState.GOOD)
+
+    def plane_down(self, plane: int) -> None:
+        """A NIC port (here or at the peer) is down: every EV of its plane
+        leaves the rotation at once, its slots go to the other planes' GOOD
+        EVs in turn. No floor applies: those paths cannot work."""
+        evs = [ev for ev in self.state if ev_plane(ev) == plane and self.state[ev] is not EvState.PLANE_DOWN]
+        for ev in evs:
+            self._set(ev, EvEvent.PLANE_DOWN, EvState.PLANE_DOWN)
+        alive = [ev for ev in dict.fromkeys(self.home) if self.state[ev] is EvState.GOOD]
+        if not alive:
+            return  # every plane down: nothing to move to
+        k = 0
+        for i, cur in enumerate(self.slots):
+            if ev_plane(cur) == plane:
+                self._write(i, alive[k % len(alive)])
+                k += 1
+
+    def plane_up(self, plane: int) -> None:
+        """The port is back: its EVs return to GOOD and to their home slots."""
+        for ev, st in list(self.state.items()):
+            if ev_plane(ev) == plane and st is EvState.PLANE_DOWN:
+                self._set(ev, EvEvent.PLANE_UP, EvState.GOOD)
+                self._return_home(ev)
+
+    def on_plane(self, plane: int) -> list[int]:
+        """Every EV of the profile on `plane` (rotation and backups)."""
+        return [ev for ev in self.state if ev_plane(ev) == plane]
 
     def probing(self) -> list[int]:
         """EVs to probe in the background."""

@@ -1,4 +1,6 @@
-"""A fabric model between MRC endpoints, for experiments and model tests.
+"""A path-level fabric between MRC endpoints, for small model tests of
+the endpoint's logic. It has no rates or queues: the timed fabric of every
+switch and NIC is `fabric_sim`.
 
 Each EV names a path; a PathProfile says what that path does to packets:
 lose them (`broken` or at random), trim data, mark ECN. A trimmed data
@@ -11,11 +13,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from scapy.layers.inet import UDP
-from scapy.layers.inet6 import IPv6
-
-from nic_model import headers as H
-from nic_model.endpoint import CE, DSCP, Endpoint, ev_to_fields
+from mrc_wire import packet as W
+from mrc_wire.constants import DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
+from nic_model.endpoint import Endpoint
 from nic_model.sim import Sim
 
 
@@ -34,7 +34,8 @@ class FabricStats:
     lost: int = 0
     trimmed: int = 0
     ecn_marked: int = 0
-    by_ev: dict[int, int] = field(default_factory=dict)
+    by_ev: dict[int, int] = field(default_factory=dict)  # every packet, by the EV it travels on
+    data_by_ev: dict[int, int] = field(default_factory=dict)
 
 
 class PathFabric:
@@ -48,23 +49,25 @@ class PathFabric:
         self.stats = FabricStats()
 
     def attach(self, ep: Endpoint) -> None:
-        self.endpoints[ep.addr] = ep
+        self.endpoints[ep.addr_bytes] = ep
 
     def sender(self, ep: Endpoint):
         return lambda raw: self.send(ep, raw)
 
     def send(self, src: Endpoint, raw: bytes) -> None:
-        pkt = H.parse(raw)
+        pkt = W.parse(raw)
         if pkt is None:
             return
         ev = pkt.ev
         self.stats.by_ev[ev] = self.stats.by_ev.get(ev, 0) + 1
         prof = self.paths.get(ev, self.default)
-        is_data = pkt.bth.opcode in H.DATA_OPCODES
+        is_data = pkt.is_data
+        if is_data:
+            self.stats.data_by_ev[ev] = self.stats.data_by_ev.get(ev, 0) + 1
         if prof.broken or self.rng.random() < prof.loss:
             self.stats.lost += 1
             return
-        dst = self.endpoints.get(str(pkt.ip.dst))
+        dst = self.endpoints.get(pkt.dst)
         if dst is None:
             return
         if is_data and self.rng.random() < prof.trim:
@@ -72,20 +75,14 @@ class PathFabric:
             self.sim.at(self.latency, lambda: src.receive(self._nack(dst, pkt, prof.lasthop)))
             return
         if is_data and pkt.ecn and self.rng.random() < prof.ecn:
-            raw = raw[:1] + bytes([raw[1] | CE << 4]) + raw[2:]
+            raw = raw[:1] + bytes([raw[1] | ECN_CE << 4]) + raw[2:]
             self.stats.ecn_marked += 1
         self.stats.delivered += 1
         self.sim.at(self.latency, lambda: dst.receive(raw))
 
     @staticmethod
-    def _nack(receiver: Endpoint, pkt: H.Mrc, lasthop: bool) -> bytes:
+    def _nack(receiver: Endpoint, pkt: W.Mrc, lasthop: bool) -> bytes:
         """The NACK the receiving NIC sends for a trimmed data packet."""
-        qp = receiver.qps[pkt.bth.dqpn]
-        ev = pkt.ev
-        sport, fl = ev_to_fields(ev)
-        reason = H.NACK_TRIMMED_LASTHOP if lasthop else H.NACK_TRIMMED
-        nack = (IPv6(src=pkt.ip.dst, dst=pkt.ip.src, tc=DSCP["control"] << 2, fl=fl)
-                / UDP(sport=sport, dport=H.ROCE_PORT)
-                / H.BTH(opcode=H.OP_NACK, dqpn=qp.peer_qpn, psn=pkt.bth.psn)
-                / H.MRCNack(ev=ev, reason=reason, psn=pkt.bth.psn))
-        return bytes(nack)
+        qp = receiver.qps[pkt.dqpn]
+        reason = NACK_TRIMMED_LASTHOP if lasthop else NACK_TRIMMED
+        return W.nack_for(pkt.raw, qp.peer_qpn, reason, DSCP_DEFAULTS["control"])

@@ -12,16 +12,21 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mrc_wire import entries as N
-from mrc_wire.constants import ECN_CE, HOST_PORT, NACK_BYTES
+from mrc_wire import packet as W
+from mrc_wire.constants import (
+    ECN_CE, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
+)
 from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
 from mrc_wire.usid import carrier_int, path_sids
-from nic_model import headers as H
 
 
 @dataclass(frozen=True)
 class Output:
     port: int
     frame: bytes
+
+
+CONTROL_OPCODES = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
 
 
 class NicModel:
@@ -74,28 +79,32 @@ class NicModel:
 
     # ---- host to fabric ----------------------------------------------
     def _transmit(self, frame: bytes) -> list[Output]:
-        inner = bytearray(frame[14:])
-        if len(inner) < 40 or inner[0] >> 4 != 6:
+        raw = frame[14:]
+        if len(raw) < 40 or raw[0] >> 4 != 6:
             return self._drop("malformed")
-        m = H.parse(bytes(inner))
+        m = W.parse(raw)
         if m is None:
             return self._drop("not_mrc")
-        qp = self.qps.get(m.bth.dqpn)
+        qp = self.qps.get(m.dqpn)
         if qp is None:
             return self._drop("unknown_qp")
-        if isinstance(m.ext, (H.MRCAck, H.MRCNack, H.MRCProbe)):
-            ev = m.ext.ev  # control goes on the EV it names (echo or probe)
+        if m.opcode in CONTROL_OPCODES:
+            # Control (ACK, SACK, NACK, probe) goes on the EV the host wrote
+            # into its inner headers: a reverse EV, or the EV a probe tests.
+            return self._send(bytearray(raw), m.ev, m.dscp, 0)
         else:
             turn = self.rotation[qp.qp_index]
             self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
             ev = self.slots.get(qp.base + (turn & qp.mask))
             if ev is None:
                 return self._drop("no_ev")
+        return self._send(bytearray(raw), ev, m.dscp, 2)  # ECT(0) on data
+
+    def _send(self, inner: bytearray, ev: int, dscp: int, ecn: int) -> list[Output]:
         inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
         inner[46:48] = b"\0\0"  # UDP checksum not recomputed (MRC relies on the ICRC)
         inner[2:4] = (ev & 0xFFFF).to_bytes(2, "big")  # EV[15:0]: low flow label
-        ecn = 2 if m.bth.opcode in H.DATA_OPCODES else 0
-        out = self._encap(bytes(inner), ev, dscp=m.dscp, ecn=ecn)
+        out = self._encap(bytes(inner), ev, dscp=dscp, ecn=ecn)
         if out is None:
             return []
         self.ev_tx[ev] += 1
@@ -135,14 +144,14 @@ class NicModel:
             return self._drop("not_encap")
         if len(inner) < 40 or inner[0] >> 4 != 6:
             return self._drop("malformed")
-        m = H.parse(bytes(inner))
-        if m is None or m.ext is None:
+        m = W.parse(bytes(inner))
+        if m is None or m.opcode not in EXT_LEN:
             return self._drop("bad_inner")
         if int.from_bytes(inner[24:40], "big") != self.config.my_addr:
             return self._drop("not_for_me")
         c = self.config
         odscp, oecn = outer[1] >> 6 | (outer[0] & 0xF) << 2, outer[1] >> 4 & 3
-        if m.bth.opcode in H.DATA_OPCODES and odscp in (c.dscp_trimmed, c.dscp_trimmed_lasthop):
+        if m.is_data and odscp in (c.dscp_trimmed, c.dscp_trimmed_lasthop):
             return self._nack(frame[:14], bytes(inner), m, odscp)
         if oecn == ECN_CE and m.ecn:
             inner[1] |= ECN_CE << 4  # RFC 6040: CE reaches an ECT inner header
@@ -150,26 +159,18 @@ class NicModel:
         self.events["rx"] += 1
         return [Output(HOST_PORT, frame[:14] + bytes(inner))]
 
-    def _nack(self, eth: bytes, inner: bytes, m: H.Mrc, odscp: int) -> list[Output]:
+    def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int) -> list[Output]:
         c = self.config
-        peer = self.peers.get(m.bth.dqpn)
+        peer = self.peers.get(m.dqpn)
         if peer is None:
             return self._drop("unknown_qp")
-        ev = m.ev
-        reason = H.NACK_TRIMMED if odscp == c.dscp_trimmed else H.NACK_TRIMMED_LASTHOP
+        reason = NACK_TRIMMED if odscp == c.dscp_trimmed else NACK_TRIMMED_LASTHOP
         # The notice to the host: what arrived, decapsulated, trimmed DSCP.
         notice = bytearray(eth + inner)
         notice[14] = (notice[14] & 0xF0) | (odscp >> 2)
         notice[15] = ((odscp & 0x3) << 6) | (notice[15] & 0x3F)
-        fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
-        ip = ((6 << 28) | ((c.dscp_control << 2) << 20) | fl).to_bytes(4, "big") + (28).to_bytes(2, "big") + bytes([17, 64])
-        ip += inner[24:40] + inner[8:24]  # back to the sender
-        udp = inner[40:42] + H.ROCE_PORT.to_bytes(2, "big") + (28).to_bytes(2, "big") + b"\0\0"
-        bth = bytearray(inner[48:60])
-        bth[0] = H.OP_NACK
-        bth[5:8] = peer.to_bytes(3, "big")
-        nack = ip + udp + bytes(bth) + bytes(H.MRCNack(ev=ev, reason=reason, psn=m.bth.psn))
-        out = self._encap(nack, ev, dscp=c.dscp_control, ecn=0)
+        nack = W.nack_for(inner, peer, reason, c.dscp_control)  # over the reverse of the same path
+        out = self._encap(nack, m.ev, dscp=c.dscp_control, ecn=0)
         if out is None:
             return []
         self.nacks[reason] += 1

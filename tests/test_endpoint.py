@@ -48,9 +48,15 @@ def test_clean_message_sprayed_evenly_over_every_ev():
     p.run()
     assert p.got == [(msg, data)]
     assert p.a.stats.retransmits == 0
-    data_per_ev = Counter(p.fab.stats.by_ev)  # data + its echoed ACK per EV
+    data_per_ev = Counter(p.fab.stats.data_by_ev)
     assert set(data_per_ev) == set(p.pa.home)
-    assert set(data_per_ev.values()) == {2 * 64 // 8}
+    assert set(data_per_ev.values()) == {64 // 8}
+    # Every ACK rides the receiver's reverse set: one EV per plane, and the
+    # plane of the data it answers.
+    acks = Counter(p.fab.stats.by_ev) - data_per_ev
+    reverse = p.b.qps[2].reverse
+    assert set(acks) == set(reverse.values()) and len(reverse) == 2
+    assert sum(acks.values()) == 64 and set(acks.values()) == {32}
     assert all(st is EvState.GOOD for st in p.pa.state.values())
 
 
@@ -62,7 +68,8 @@ def test_broken_ev_retired_and_replaced_on_same_plane_then_restored():
     p.a.send_message(1, data)
     p.sim.run(until=5_000, stop=lambda: p.a.idle())
     assert [d for _, d in p.got] == [data]
-    assert p.a.stats.timeouts >= 1
+    # Found from SACKs (later packets delivered), before any timeout.
+    assert p.a.stats.retx_sack >= 1 and p.a.stats.timeouts == 0
     assert p.pa.state[bad] is EvState.ASSUMED_BAD
     assert bad not in p.pa.slots
     stand_in = p.pa.slots[3]
@@ -126,7 +133,8 @@ def test_seeded_random_loss_and_trimming_deliver_everything_exactly_once():
     assert sorted(ids) == sorted(sent), "a message missing or delivered twice"
     assert all(sent[m] == d for m, d in p.got)
     assert p.fab.stats.lost > 0 and p.fab.stats.trimmed > 0
-    assert p.a.stats.timeouts > 0 and p.a.stats.nacks > 0
+    assert p.a.stats.retx_sack > 0 and p.a.stats.nacks > 0
+    assert p.a.stats.retransmits == p.a.stats.retx_sack + p.a.stats.retx_nack + p.a.stats.timeouts
 
 
 def test_trim_notice_from_the_nic_is_counted_not_placed():

@@ -1,5 +1,7 @@
 // Transmit (host to fabric): data takes the next slot of its QP's rotation
-// (a power-of-two slot table); ACK, NACK and probes use the EV they carry.
+// (a power-of-two slot table); ACK, SACK, NACK and probes go on the EV the
+// host wrote into their inner headers (UDP source port and flow label): a
+// reverse EV of the QP, or the EV a probe tests.
 // The EV goes into the inner headers; Encap (applied once, in nic.p4)
 // builds the carrier and the outer header.
 control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
@@ -46,11 +48,11 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         if (meta.drop == 1) {
             // counted by the caller
         } else if (hdr.ack.isValid()) {
-            meta.ev = hdr.ack.ev;      // ACK/SACK go back on the echoed path
+            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
         } else if (hdr.nack.isValid()) {
-            meta.ev = hdr.nack.ev;
+            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
         } else if (hdr.probe.isValid()) {
-            meta.ev = hdr.probe.ev;    // a probe tests the EV it names
+            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
         } else {
             bit<16> turn;
             REG_READ(qp_rotation, turn, (bit<32>)meta.qp_index);

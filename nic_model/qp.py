@@ -1,0 +1,138 @@
+"""A QP's state: sender half (segments, in-flight packets in send order,
+loss detection) and receiver half (a PSN window as a bitmask), with PSN
+arithmetic modulo 2^24 everywhere (DESIGN.md section 7)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from mrc_wire.constants import PSN_MOD
+from nic_model.cc import CcState
+from nic_model.ev import EvProfile
+
+PSN_MASK = PSN_MOD - 1
+HALF = PSN_MOD >> 1
+RX_WINDOW = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
+
+
+def psn_add(psn: int, n: int) -> int:
+    return (psn + n) & PSN_MASK
+
+
+def psn_diff(a: int, b: int) -> int:
+    """a - b as a signed distance on the 24-bit circle."""
+    d = (a - b) & PSN_MASK
+    return d - PSN_MOD if d >= HALF else d
+
+
+@dataclass(slots=True)
+class Segment:
+    psn: int
+    msg_id: int
+    offset: int
+    msg_len: int
+    opcode: int
+    length: int
+    payload: bytes | None  # None: a simulated payload of `length` zero bytes
+
+
+@dataclass(slots=True)
+class Inflight:
+    seg: Segment
+    ev: int
+    sent_at: float
+    retx: int = 0  # how many times this PSN was sent before this copy
+    timeouts: int = 0
+    lost: bool = False  # declared lost, queued for retransmission
+
+
+@dataclass
+class Stats:
+    sent: int = 0
+    retransmits: int = 0
+    retx_sack: int = 0  # resent because later packets were delivered (RACK/SACK)
+    retx_nack: int = 0  # resent on a NACK (trimmed)
+    timeouts: int = 0
+    nacks: int = 0
+    probes: int = 0
+    delivered: int = 0
+    duplicates: int = 0
+    out_of_window: int = 0
+    trim_notices: int = 0
+    acks_sent: int = 0
+    errors: int = 0
+
+
+@dataclass
+class QueuePair:
+    """One side's state of a connection (sender and receiver halves)."""
+
+    qpn: int
+    peer_qpn: int
+    peer_addr: bytes
+    profile: EvProfile
+    cc: CcState = field(default_factory=CcState)
+    start_psn: int = 0
+    # sender half
+    next_psn: int = 0
+    snd_una: int = 0  # oldest PSN not known delivered
+    pending: deque = field(default_factory=deque)  # Segments not sent yet
+    retx_queue: deque = field(default_factory=deque)  # PSNs to resend now
+    inflight: dict = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
+    sendq: deque = field(default_factory=deque)  # Inflight copies in send order
+    rack_time: float = -1.0  # send time of the latest copy known delivered
+    srtt: float | None = None
+    min_rtt: float | None = None
+    error: str | None = None  # set when the QP gives up: reported, never silent
+    peer_down: int = 0  # bitmap of the peer's planes whose NIC port is down
+    # receiver half
+    cum_psn: int = 0  # every PSN before it received
+    rbits: int = 0  # bit i: PSN cum_psn + i received (bit 0 is always 0)
+    partial: dict = field(default_factory=dict)  # msg_id -> [bytes, {offset: payload} | None]
+    delivered_msgs: set = field(default_factory=set)
+    # reverse EV set: the EV this side's control packets use, per plane
+    reverse: dict = field(default_factory=dict)
+    reverse_fresh: dict = field(default_factory=dict)  # plane -> time last confirmed
+    rx_active_at: float = -1.0  # last data received
+    tx_active_at: float = -1.0  # last data sent
+    probe_sent: dict = field(default_factory=dict)  # probe id -> (EV, time, kind)
+
+    def __post_init__(self) -> None:
+        self.next_psn = self.snd_una = self.cum_psn = self.start_psn & PSN_MASK
+
+    @property
+    def received(self) -> set[int]:
+        """PSNs received beyond the cumulative point (for tests and reports)."""
+        out, b, i = set(), self.rbits, 0
+        while b:
+            if b & 1:
+                out.add(psn_add(self.cum_psn, i))
+            b >>= 1
+            i += 1
+        return out
+
+    def accept(self, psn: int) -> bool | None:
+        """Record an arriving PSN: True if new, False if a duplicate, None
+        if beyond the receive window (dropped and counted)."""
+        d = (psn - self.cum_psn) & PSN_MASK
+        if d >= HALF:
+            return False  # behind the cumulative point
+        if d >= RX_WINDOW:
+            return None
+        bit = 1 << d
+        if self.rbits & bit:
+            return False
+        self.rbits |= bit
+        if d == 0:
+            run = (~self.rbits & (self.rbits + 1)).bit_length() - 1  # trailing ones
+            self.cum_psn = psn_add(self.cum_psn, run)
+            self.rbits >>= run
+        return True
+
+    def sack_bitmap(self) -> int:
+        """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
+        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF
+
+    def busy(self) -> bool:
+        return self.error is None and bool(self.inflight or self.pending or self.retx_queue)
