@@ -13,7 +13,7 @@ all: build
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
 # Compile every P4 program into bmv2_configs/build/ (skipped, with a note,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+from collections import deque
 from typing import Callable, Mapping
 
 from mrc_wire import packet as W
@@ -29,7 +30,7 @@ from mrc_wire.constants import (
     OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
 )
 from nic_model.cc import CcState
-from nic_model.ev import EvEvent, EvProfile
+from nic_model.ev import EvEvent, EvProfile, EvState
 from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
 from nic_model.sim import Sim
 
@@ -88,6 +89,7 @@ class Endpoint:
     def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
                 start_psn: int = 0, cc: CcState | None = None) -> QueuePair:
         qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or CcState(), start_psn=start_psn)
+        qp.reo_wnd = self.reorder_window
         for ev in profile.home:  # the reverse set starts as one rotation EV per plane
             qp.reverse.setdefault(ev_plane(ev), ev)
         self.qps[qpn] = qp
@@ -119,6 +121,10 @@ class Endpoint:
         inf = Inflight(seg, ev, self.sim.now, (old.retx + 1) if old else 0, old.timeouts if old else 0)
         qp.inflight[seg.psn] = inf
         qp.sendq.append(inf)
+        q = qp.by_ev.get(ev)
+        if q is None:
+            q = qp.by_ev[ev] = deque()
+        q.append(inf)
         qp.tx_active_at = self.sim.now
         self.stats.sent += 1
         self.stats.retransmits += retx
@@ -179,6 +185,7 @@ class Endpoint:
         busy = False
         for qp in self.qps.values():
             if qp.error is None:
+                self._tail_probe(qp, now)
                 self._timeouts(qp, now)
                 self._probe(qp, now)
                 self._pump(qp)
@@ -186,6 +193,20 @@ class Endpoint:
                 or now - qp.rx_active_at < 2 * self.probe_interval
         if busy:
             self._arm_timer()
+
+    def _tail_probe(self, qp: QueuePair, now: float) -> None:
+        """Nothing left to send and nothing heard for two smoothed RTTs:
+        resend the newest copy (on the next EV), so the SACK it draws shows
+        which of the copies before it were lost, long before a timeout."""
+        if qp.pending or qp.retx_queue or not qp.inflight or qp.srtt is None:
+            return
+        last = next((c for c in reversed(qp.sendq) if not c.lost and qp.inflight.get(c.seg.psn) is c), None)
+        if last is None or qp.tlp_at >= last.sent_at:
+            return
+        if now - last.sent_at >= 2 * qp.srtt and now - qp.ack_at >= 2 * qp.srtt:
+            qp.tlp_at = now
+            self.stats.tail_probes += 1
+            self._send_segment(qp, last.seg, retx=True)
 
     def _timeouts(self, qp: QueuePair, now: float) -> None:
         for inf in list(qp.sendq):
@@ -207,7 +228,7 @@ class Endpoint:
 
     def _probe(self, qp: QueuePair, now: float) -> None:
         for pid, (ev, t, kind) in list(qp.probe_sent.items()):
-            if now - t >= self.rto:
+            if kind != "suspect" and now - t >= self.rto:  # suspects have their own deadline
                 del qp.probe_sent[pid]
                 if kind == "path":
                     self._event(qp, ev, EvEvent.PROBE_LOST)
@@ -218,10 +239,9 @@ class Endpoint:
         # Reverse set: while data comes in but none goes out, probe one plane
         # per interval with a random EV; a reply makes it that plane's reverse EV.
         if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
-            planes = [p for p in qp.reverse if not self._plane_down(qp, p)
-                      and now - qp.reverse_fresh.get(p, -1e18) >= self.probe_interval]
-            if planes:
-                p = planes[self.rng.randrange(len(planes))]
+            for p in qp.reverse:
+                if self._plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
+                    continue
                 cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
                 if cands:
                     self._send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
@@ -229,13 +249,14 @@ class Endpoint:
     def _plane_down(self, qp: QueuePair, plane: int) -> bool:
         return bool((self.ports_down | qp.peer_down) >> plane & 1)
 
-    def _send_probe(self, qp: QueuePair, ev: int, kind: str) -> None:
+    def _send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
         self._probe_ids = (self._probe_ids + 1) & 0xFFFFFF
         qp.probe_sent[self._probe_ids] = (ev, self.sim.now, kind)
         self.stats.probes += 1
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_PROBE, qp.peer_qpn, 0,
                               W.probe_ext(ev, 0, self._probe_ids)))
         self._arm_timer()
+        return self._probe_ids
 
     def _rtt_sample(self, qp: QueuePair, rtt: float) -> None:
         qp.min_rtt = rtt if qp.min_rtt is None else min(qp.min_rtt, rtt)
@@ -284,11 +305,18 @@ class Endpoint:
         elif op == OP_PROBE:
             self._on_probe(qp, pkt)
 
-    def _control_ev(self, qp: QueuePair, plane: int) -> int:
-        """The reverse EV for a control packet answering traffic on `plane`."""
-        if self._plane_down(qp, plane) or plane not in qp.reverse:
+    def _control_ev(self, qp: QueuePair, plane: int | None) -> int:
+        """The reverse EV for a control packet answering traffic on `plane`:
+        that plane's, unless it is down or unconfirmed for 4 probe intervals
+        while another plane's is fresh; then the freshest (None: freshest)."""
+        fresh = qp.reverse_fresh
+        now = self.sim.now
+        if plane is None or self._plane_down(qp, plane) or plane not in qp.reverse or \
+                now - fresh.get(plane, -1e18) > 4 * self.probe_interval:
             up = [p for p in qp.reverse if not self._plane_down(qp, p)]
-            plane = up[0] if up else plane
+            best = max(up, key=lambda p: fresh.get(p, -1e18), default=plane)
+            if plane is None or plane not in up or fresh.get(best, -1e18) > fresh.get(plane, -1e18):
+                plane = best
         return qp.reverse.get(plane, 0)
 
     def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
@@ -299,6 +327,7 @@ class Endpoint:
             return
         psn, ev = pkt.psn, pkt.ev
         qp.rx_active_at = self.sim.now
+        ahead = (psn - qp.cum_psn) & 0xFFFFFF
         fresh = qp.accept(psn)
         if fresh is None:
             self.stats.out_of_window += 1
@@ -306,6 +335,7 @@ class Endpoint:
         if not fresh:
             self.stats.duplicates += 1
         else:
+            self.stats.reorder[min(ahead.bit_length(), 24)] += 1
             msg_id, offset, msg_len = pkt.data()
             if msg_id not in qp.delivered_msgs:
                 part = qp.partial.get(msg_id)
@@ -313,6 +343,8 @@ class Endpoint:
                     part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
                 payload = pkt.payload
                 part[0] += len(payload)
+                qp.rx_bytes += len(payload)
+                self.stats.rx_bytes += len(payload)
                 if part[1] is not None:
                     part[1][offset] = payload
                 if part[0] >= msg_len:
@@ -332,6 +364,7 @@ class Endpoint:
             return
         now = self.sim.now
         ev, ecn_seen, cum, ack_psn, bitmap, peer_down = pkt.ack()
+        qp.ack_at = now
         rtt = None
         rack = qp.rack_time
         hit = qp.inflight.get(ack_psn)
@@ -340,6 +373,12 @@ class Endpoint:
             if hit.retx == 0:
                 rtt = now - hit.sent_at
                 self._rtt_sample(qp, rtt)
+            self._same_path_losses(qp, hit)
+        elif hit is not None and hit.retx:
+            # An earlier copy arrived after all: the resend was spurious, so
+            # reordering across paths is wider than the window. Widen it.
+            self.stats.spurious += 1
+            qp.reo_wnd = min(2 * qp.reo_wnd, self.rto / 2)
         inflight = qp.inflight
         inflight.pop(ack_psn, None)
         while psn_diff(cum, qp.snd_una) > 0:  # cumulative: everything before cum
@@ -365,11 +404,25 @@ class Endpoint:
         self._detect_losses(qp)
         self._pump(qp)
 
+    def _same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
+        """A path is FIFO: copies sent on the same EV before one that was
+        delivered, and not acknowledged, are lost. Certain, so the EV is
+        blamed (a trimmed copy is NACKed before a later copy's ACK returns)."""
+        q = qp.by_ev.get(hit.ev)
+        while q:
+            inf = q.popleft()
+            if inf is hit:
+                return
+            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+                self.stats.retx_sack += 1
+                self._lost(qp, inf, EvEvent.LOSS)
+
     def _detect_losses(self, qp: QueuePair) -> None:
-        """RACK-style: a copy sent more than the reorder window before a copy
-        known delivered is lost. The window grows with queueing (srtt above
-        the minimum), so spraying's reordering across paths is not a loss."""
-        wnd = self.reorder_window
+        """RACK-style, across paths: a copy sent more than the reorder window
+        before a copy known delivered is lost. The window is at least the
+        queueing seen (srtt above the minimum) and doubles on every spurious
+        resend, so spraying's reordering across paths is not a loss."""
+        wnd = qp.reo_wnd
         if qp.srtt is not None and qp.min_rtt is not None:
             wnd = max(wnd, qp.srtt - qp.min_rtt)
         limit = qp.rack_time - wnd
@@ -383,7 +436,27 @@ class Endpoint:
                 break
             q.popleft()
             self.stats.retx_sack += 1
-            self._lost(qp, inf, EvEvent.LOSS)
+            self._lost(qp, inf, None)
+            self._suspect(qp, inf.ev)
+
+    def _suspect(self, qp: QueuePair, ev: int) -> None:
+        """A copy on `ev` is late past the reorder window: congestion or a
+        broken path? Probes travel in the high-priority queue, past any data
+        queue, so a reply comes back within a few base RTTs on a congested
+        path and never on a broken one; no reply in time retires the EV."""
+        if not qp.profile.enabled or qp.profile.state.get(ev) not in (EvState.GOOD, EvState.SKIP):
+            return
+        if any(e == ev for e, _, _ in qp.probe_sent.values()):
+            return
+        pid = self._send_probe(qp, ev, "suspect")
+        self.sim.at(2 * (qp.min_rtt or self.reorder_window), self._suspect_deadline, qp, pid)
+
+    def _suspect_deadline(self, qp: QueuePair, pid: int) -> None:
+        sent = qp.probe_sent.pop(pid, None)
+        if sent is not None and qp.error is None:
+            self.stats.suspects_lost += 1
+            self._event(qp, sent[0], EvEvent.LOSS)  # late data and a silent probe: the path is broken
+            self._pump(qp)
 
     def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's SACK says which of its NIC ports are down: stop (or
@@ -410,9 +483,9 @@ class Endpoint:
 
     def _on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
         ev, reply, probe_id = pkt.probe()
-        if not reply:  # answer over our own reverse EV of that plane, echoing the probed EV
+        if not reply:  # answer over our freshest reverse EV, echoing the probed EV
             self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
-                                  self._control_ev(qp, ev_plane(ev)), OP_PROBE, qp.peer_qpn, 0,
+                                  self._control_ev(qp, None), OP_PROBE, qp.peer_qpn, 0,
                                   W.probe_ext(ev, 1, probe_id)))
             return
         sent = qp.probe_sent.pop(probe_id, None)

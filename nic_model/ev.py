@@ -169,15 +169,34 @@ class EvProfile:
         self.slot_writes.append((slot, ev))
 
     def _vacate(self, ev: int) -> None:
-        """Give every slot now using `ev` a GOOD spare of the same plane."""
+        """Give every slot now using `ev` a GOOD spare of the same plane,
+        preferring one whose spine is not the retired EV's nor that of any
+        other EV assumed bad (a spare on the same broken path is no spare)."""
         pool = self.backups.get(ev_plane(ev), [])
+        suspect = {ev_spine(e) for e, st in self.state.items() if st is EvState.ASSUMED_BAD and ev_plane(e) == ev_plane(ev)}
+        suspect.add(ev_spine(ev))
+        pool = [b for b in pool if ev_spine(b) not in suspect] + [b for b in pool if ev_spine(b) in suspect]
         for i, cur in enumerate(self.slots):
             if cur != ev:
                 continue
             spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
+            if spare is not None and ev_spine(spare) in suspect and self.mirror:
+                spare = self._double_up(ev, suspect) or spare
             if spare is None:
-                return  # no spare: the slot keeps its EV, passed over while not GOOD
+                if not self.mirror:
+                    return  # no spare: the slot keeps its EV, passed over while not GOOD
+                spare = self._double_up(ev, suspect)  # the NIC cannot pass over a slot
+                if spare is None:
+                    return
             self._write(i, spare)
+
+    def _double_up(self, ev: int, suspect: set[int]) -> int | None:
+        """A GOOD rotation EV of the same plane on a healthy spine, the one
+        in fewest slots, to fill a second slot (mirror mode: the NIC sends
+        on whatever the slot holds)."""
+        cands = [e for e in set(self.slots) if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
+                 and ev_spine(e) not in suspect]
+        return min(cands, key=lambda e: (self.slots.count(e), e)) if cands else None
 
     def _return_home(self, ev: int) -> None:
         """Put a restored EV back in its home slots."""

@@ -53,15 +53,22 @@ class Stats:
     retransmits: int = 0
     retx_sack: int = 0  # resent because later packets were delivered (RACK/SACK)
     retx_nack: int = 0  # resent on a NACK (trimmed)
+    spurious: int = 0  # resent, then the first copy's ACK came
+    tail_probes: int = 0  # newest copy resent after silence, so SACKs show the holes
     timeouts: int = 0
     nacks: int = 0
     probes: int = 0
+    suspects_lost: int = 0  # EVs retired because a probe after a late copy went unanswered
     delivered: int = 0
     duplicates: int = 0
     out_of_window: int = 0
     trim_notices: int = 0
     acks_sent: int = 0
     errors: int = 0
+    rx_bytes: int = 0  # payload placed (first copies only)
+    # reorder[b]: data packets that arrived d PSNs past the in-order point,
+    # d.bit_length() == b (0: in order, 1: one ahead, 2: 2-3, 3: 4-7, ...)
+    reorder: list = field(default_factory=lambda: [0] * 25)
 
 
 @dataclass
@@ -82,6 +89,10 @@ class QueuePair:
     inflight: dict = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
     sendq: deque = field(default_factory=deque)  # Inflight copies in send order
     rack_time: float = -1.0  # send time of the latest copy known delivered
+    ack_at: float = -1.0  # last ACK or SACK received
+    tlp_at: float = -1.0  # when the last tail-loss probe was sent
+    reo_wnd: float = 0.0  # cross-path reorder window, doubled on each spurious retransmission
+    by_ev: dict = field(default_factory=dict)  # EV -> deque of its copies in send order
     srtt: float | None = None
     min_rtt: float | None = None
     error: str | None = None  # set when the QP gives up: reported, never silent
@@ -94,6 +105,7 @@ class QueuePair:
     # reverse EV set: the EV this side's control packets use, per plane
     reverse: dict = field(default_factory=dict)
     reverse_fresh: dict = field(default_factory=dict)  # plane -> time last confirmed
+    rx_bytes: int = 0
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
     probe_sent: dict = field(default_factory=dict)  # probe id -> (EV, time, kind)

@@ -1,0 +1,3 @@
+from fabric_sim.cli import main
+
+raise SystemExit(main())

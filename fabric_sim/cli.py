@@ -1,0 +1,77 @@
+"""mrc-sim: run a scenario on the timed fabric of reference models and
+report per transport (terminal table, results.json, CSV, PNG figures).
+
+    mrc-sim                          # scenarios/flagship.yaml (make run)
+    mrc-sim SCENARIO.yaml [--out DIR] [--transport NAME ...] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from control_plane.pipelines import REPO
+from fabric_sim import plots, report, scenario
+from fabric_sim.run import run
+
+DEFAULT = REPO / "scenarios" / "flagship.yaml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT, help="scenario file (default: %(default)s)")
+    ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>)")
+    ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        sc = scenario.load(args.scenario)
+    except scenario.ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
+    unknown = set(args.transport) - {t.name for t in sc.transports}
+    if unknown:
+        print(f"error: --transport: {', '.join(sorted(unknown))} not in {args.scenario} "
+              f"(it has {', '.join(t.name for t in sc.transports)})", file=sys.stderr)
+        return 2
+    out = args.out or REPO / "results" / sc.name
+    topo = sc.topology
+    print(f"scenario {sc.name} ({args.scenario}): {topo.nics} NICs, {topo.switches} switches "
+          f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
+          f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
+          f"transports: {', '.join(t.name for t in chosen)}", flush=True)
+    results = []
+    for t in chosen:
+        last = [0.0]
+
+        def progress(line: str) -> None:
+            if not args.quiet and time.monotonic() - last[0] >= 1.0:
+                last[0] = time.monotonic()
+                print(f"  {line}", file=sys.stderr, flush=True)
+
+        r = run(sc, t, progress)
+        results.append(r)
+        print(f"  {t.name}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
+              f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
+              f"packet-hops/s", flush=True)
+    print()
+    print(report.table(results))
+    for r in results:
+        for e in r.errors[:5]:
+            print(f"error: {r.transport.name}: {e}")
+        if not r.complete:
+            missing = sum(m.done_at < 0 for m in r.messages)
+            print(f"note: {r.transport.name}: {missing} messages not delivered by {sc.duration_us:,.0f} µs (duration_us)")
+    report.write(results, out)
+    made = [] if args.no_plots else plots.all_figures(results, out)
+    print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
+          + (", " + ", ".join(p.name for p in made) if made else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""A timed fabric built from a topology file: every switch is the switch
+reference model with its planned tables, every NIC the NIC reference model
+with its planned tables and an MRC endpoint on its host port, and every
+cable two Egress objects (fabric_sim.links). Frames are raw bytes from end
+to end; the host-to-NIC hop is PCIe, not simulated."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterator
+
+from control_plane import nic_plan, switch_plan
+from control_plane.topology import Topology
+from fabric_sim.links import Egress, LiveDepth
+from mrc_wire import entries as E
+from mrc_wire import ids
+from mrc_wire.constants import ETH_LEN, HOST_PORT, plane_port
+from mrc_wire.ids import DeviceId
+from nic_model.endpoint import Endpoint
+from nic_model.nic_pipeline import NicModel
+from nic_model.sim import Sim
+from nic_model.switch_model import SwitchModel
+
+HOST_ETH = bytes(12) + b"\x86\xdd"  # host <-> NIC: no link, any MACs
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    nic_gbps: float = 100.0  # NIC-T0 links, per plane
+    fabric_gbps: float = 100.0  # T0-T1 links
+    prop_us: float = 0.5  # propagation delay of every link
+    data_queue: int = 256  # packets; tail drop beyond
+    high_queue: int = 1024
+
+
+class SwitchNode:
+    __slots__ = ("dev", "model", "egress", "unrouted")
+
+    def __init__(self, dev: DeviceId, model: SwitchModel):
+        self.dev, self.model, self.egress, self.unrouted = dev, model, {}, 0
+        model.qdepth = LiveDepth(self.egress)  # type: ignore[assignment]
+
+    def rx(self, in_port: int, frame: bytes) -> None:
+        out = self.model.process(in_port, frame)
+        if out is not None:
+            eg = self.egress.get(out.port)
+            if eg is None:
+                self.unrouted += 1  # a port with no cable
+            else:
+                eg.send(out.frame, out.high_priority)
+
+
+class NicNode:
+    __slots__ = ("n", "model", "egress", "endpoint", "high_dscp", "slot_base")
+
+    def __init__(self, n: int, model: NicModel, high_dscp: frozenset[int]):
+        self.n, self.model, self.egress, self.high_dscp = n, model, {}, high_dscp
+        self.endpoint: Endpoint | None = None
+        self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
+
+    def rx(self, in_port: int, frame: bytes) -> None:
+        for o in self.model.process(in_port, frame):
+            if o.port == HOST_PORT:
+                if self.endpoint is not None:
+                    self.endpoint.receive(o.frame[ETH_LEN:])
+            else:
+                self._out(o.port, o.frame)
+
+    def tx(self, raw: bytes) -> None:
+        """The endpoint hands the NIC a packet (host port)."""
+        for o in self.model.process(HOST_PORT, HOST_ETH + raw):
+            self._out(o.port, o.frame)
+
+    def _out(self, port: int, frame: bytes) -> None:
+        eg = self.egress.get(port)
+        if eg is not None:
+            dscp = ((frame[14] & 0xF) << 2) | (frame[15] >> 6)
+            eg.send(frame, dscp in self.high_dscp)
+
+    def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
+        """The endpoint's EV decisions written into the NIC's slot table."""
+        base = self.slot_base[qpn]
+        self.model.install([E.SlotEv(base + s, ev) for s, ev in writes])
+
+
+class Fabric:
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0):
+        self.topo, self.cfg, self.sim = topo, links, sim
+        self.rng = random.Random(seed)
+        d = topo.dscp
+        self.high_dscp = frozenset((d["control"], d["trimmed"], d["trimmed_lasthop"]))
+        self.switches: dict[DeviceId, SwitchNode] = {}
+        self.nics: list[NicNode] = []
+        # frozenset of the two device ids -> (egress a->b, egress b->a)
+        self.links: dict[frozenset[DeviceId], tuple[Egress, Egress]] = {}
+        self._build()
+
+    # ---- construction -----------------------------------------------------
+    def _build(self) -> None:
+        t = self.topo
+        planner = switch_plan.Planner(t)
+        for p in range(t.planes):
+            for r in range(t.t0_per_plane):
+                self._switch(ids.t0(p, r), planner.t0_state(p, r))
+            for j in range(t.t1_per_plane):
+                self._switch(ids.t1(p, j), planner.t1_state(p, j))
+        for n in range(t.nics):
+            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp))
+        for p in range(t.planes):
+            for r in range(t.t0_per_plane):
+                t0 = self.switches[ids.t0(p, r)]
+                for k in range(t.hosts_per_t0):
+                    nic = self.nics[r * t.hosts_per_t0 + k]
+                    self._cable(ids.nic(nic.n), nic, plane_port(p), ids.t0(p, r), t0, t.t0_downlink_port(k), p,
+                                self.cfg.nic_gbps, "nic")
+                for j in range(t.t1_per_plane):
+                    self._cable(ids.t0(p, r), t0, t.t0_uplink_port(j), ids.t1(p, j), self.switches[ids.t1(p, j)],
+                                t.t1_downlink_port(r), p, self.cfg.fabric_gbps, "fabric")
+
+    def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
+        model = SwitchModel(str(dev))
+        model.install(state.entries())
+        self.switches[dev] = SwitchNode(dev, model)
+
+    def _cable(self, a: DeviceId, na, pa: int, b: DeviceId, nb, pb: int, plane: int, gbps: float, kind: str) -> None:
+        c = self.cfg
+
+        def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
+            eg = Egress(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port, data_cap=c.data_queue,
+                        high_cap=c.high_queue, rng=self.rng, owner=src, port=port, plane=plane, kind=kind)
+            node.egress[port] = eg
+            return eg
+
+        self.links[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))
+
+    def install_nic(self, n: int, qps: list[nic_plan.QpSpec]) -> None:
+        """Plan NIC n with its QPs (control_plane.nic_plan) and install it."""
+        state = nic_plan.nic_state(self.topo, n, qps)
+        node = self.nics[n]
+        node.model.install(state.entries())
+        base = {q.qpn: q.base for q in state.qps}  # keyed by the peer's QP number
+        node.slot_base = {p.qpn: base[p.peer_qpn] for p in state.peers}
+
+    # ---- what faults and reports use ---------------------------------------
+    def link(self, a: str, b: str) -> tuple[Egress, Egress]:
+        """The two directions of the cable between devices `a` and `b`."""
+        da, db = self.topo.device(a), self.topo.device(b)
+        pair = self.links.get(frozenset((da, db)))
+        if pair is None:
+            raise ValueError(f"no cable between {a} and {b}")
+        return pair
+
+    def links_of(self, dev: DeviceId) -> Iterator[tuple[Egress, Egress]]:
+        return (pair for key, pair in self.links.items() if dev in key)
+
+    def egresses(self) -> Iterator[Egress]:
+        for a, b in self.links.values():
+            yield a
+            yield b
+
+    def base_rtt(self, mtu: int) -> float:
+        """µs: a full-size data packet across both tiers and its ACK back,
+        on empty queues."""
+        c = self.cfg
+        data = ETH_LEN + 40 + 40 + 8 + 12 + 16 + mtu
+        ack = ETH_LEN + 40 + 40 + 8 + 12 + 20
+        per_byte = 2 * 8.0 / (c.nic_gbps * 1e3) + 2 * 8.0 / (c.fabric_gbps * 1e3)
+        return 8 * c.prop_us + (data + ack) * per_byte
+
+    def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
+        """Whether both directions of every cable of one path are up."""
+        t = self.topo
+        ra, rb = src // t.hosts_per_t0, dst // t.hosts_per_t0
+        hops = [(ids.nic(src), ids.t0(plane, ra)), (ids.nic(dst), ids.t0(plane, rb))]
+        if ra != rb:
+            hops += [(ids.t0(plane, ra), ids.t1(plane, spine)), (ids.t0(plane, rb), ids.t1(plane, spine))]
+        return all(e.up for a, b in hops for e in self.links[frozenset((a, b))])

@@ -1,0 +1,192 @@
+"""Run one scenario with one transport: build the fabric, connect the QPs,
+post the messages, apply the events, and sample the fabric every bin."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from control_plane import addressing as A
+from fabric_sim import faults, transport, workload
+from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.scenario import Scenario, Transport
+from fabric_sim.workload import Message
+from nic_model.endpoint import Endpoint
+from nic_model.sim import Sim
+
+
+@dataclass
+class Timeline:
+    t: list[float] = field(default_factory=list)  # end of each bin, µs
+    goodput: list[float] = field(default_factory=list)  # Gb/s placed at receivers
+    flows: dict[str, list[float]] = field(default_factory=dict)  # "a->b" -> Gb/s
+    planes: dict[int, list[float]] = field(default_factory=dict)  # NIC->T0 Gb/s per plane
+    spines: dict[str, list[float]] = field(default_factory=dict)  # T1 -> Gb/s sent down
+    ev_states: dict[str, list[int]] = field(default_factory=dict)  # state -> EVs of sender QPs
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    transport: Transport
+    messages: list[Message]
+    timeline: Timeline
+    base_rtt: float
+    nic_gbps: float
+    retx: dict[str, int]
+    drops: dict[str, int]
+    events: dict[str, int]
+    reorder: list[int]
+    errors: list[str]
+    sim_events: int
+    packet_hops: int
+    wall_s: float
+    end_us: float
+    rehashed: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return all(m.done_at >= 0 for m in self.messages)
+
+
+def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None) -> RunResult:
+    wall = time.perf_counter()
+    topo, ecfg = sc.topology, sc.endpoint
+    sim = Sim()
+    fab = Fabric(topo, LinkConfig(**sc.links.__dict__), sim, seed=sc.seed)
+    msgs = workload.build(sc.workload, topo.nics, sc.seed)
+    pairs = workload.pairs_of(msgs)
+    qpp = t.qps_per_pair or sc.workload.qps_per_pair
+    links = transport.setup(t, fab, pairs, qpp, sc.seed)
+    rtt = fab.base_rtt(ecfg.mtu)
+    flows = Counter(a for a, _ in pairs)
+    parts: dict[tuple[int, int], Message] = {}
+    done = [0]
+
+    def delivered(qpn: int, msg_id: int, _data: object) -> None:
+        m = parts.pop((qpn, msg_id), None)
+        if m is None:
+            return
+        m.parts_left -= 1
+        if m.parts_left == 0:
+            m.done_at = sim.now
+            done[0] += 1
+            if m.next is not None:
+                post(m.next)
+
+    for node in fab.nics:
+        if node.slot_base:
+            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
+                                     rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
+                                     probe_interval=ecfg.probe_interval_us or 2 * rtt,
+                                     reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
+                                     dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
+                                     on_message=delivered, slot_sink=node.slots)
+    for (a, b), qps in links.items():
+        ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
+        for q in qps:
+            cc = transport.initial_cc(fab, ecfg.mtu, rtt, flows[a] * qpp)
+            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a, cc=cc)
+            eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
+                       cc=transport.initial_cc(fab, ecfg.mtu, rtt, flows[a] * qpp))
+
+    def post(m: Message) -> None:
+        m.posted_at = sim.now
+        qps = links[(m.src, m.dst)]
+        share = -(-m.size // len(qps))
+        ep = fab.nics[m.src].endpoint
+        m.parts_left = 0
+        for q in qps:
+            size = min(share, m.size - share * q.k)
+            if size <= 0 and q.k:
+                break
+            msg_id = ep.send_message(q.qpn_a, max(size, 1))
+            parts[(q.qpn_b, msg_id)] = m
+            m.parts_left += 1
+
+    for m in msgs:
+        if m.start is not None:
+            sim.call_at(m.start, post, m)
+    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind == "single_path" else None
+    on_fault = reconv.fault if reconv else (lambda: None)
+    for ev in sc.events:
+        sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
+
+    bin_us = sc.duration_us / sc.bins
+    tl = _Sampler(fab, links, bin_us)
+    t_end = 0.0
+    while t_end < sc.duration_us and done[0] < len(msgs):
+        t_end = min(sc.duration_us, t_end + bin_us)
+        sim.run(until=t_end)
+        tl.sample(t_end)
+        if progress:
+            progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {done[0]}/{len(msgs)} messages, "
+                     f"{sim.events:,} events")
+    return _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+
+
+class _Sampler:
+    def __init__(self, fab: Fabric, links: dict, bin_us: float):
+        self.fab, self.links, self.bin = fab, links, bin_us
+        self.tl = Timeline()
+        self.last: dict[object, int] = {}
+        self.nic_eg = [e for e in fab.egresses() if e.kind == "nic" and e.owner.kind == "nic"]
+        self.t1_eg = [e for e in fab.egresses() if e.owner.kind == "t1"]
+        self.senders = [q for qps in links.values() for q in qps]
+        self.flow_keys = [(f"{a}->{b}", b, [q.qpn_b for q in qps]) for (a, b), qps in links.items()]
+
+    def _rate(self, key: object, total: int) -> float:
+        prev = self.last.get(key, 0)
+        self.last[key] = total
+        return (total - prev) * 8 / (self.bin * 1e3)  # bytes per bin -> Gb/s
+
+    def sample(self, t: float) -> None:
+        tl, fab = self.tl, self.fab
+        tl.t.append(t)
+        eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+        tl.goodput.append(self._rate("goodput", sum(e.stats.rx_bytes for e in eps)))
+        if len(self.flow_keys) <= 256:
+            for name, b, qpns in self.flow_keys:
+                qps = fab.nics[b].endpoint.qps
+                tl.flows.setdefault(name, []).append(self._rate(name, sum(qps[q].rx_bytes for q in qpns)))
+        planes: Counter[int] = Counter()
+        for e in self.nic_eg:
+            planes[e.plane] += e.tx_bytes
+        for p in range(fab.topo.planes):
+            tl.planes.setdefault(p, []).append(self._rate(("plane", p), planes[p]))
+        spines: Counter[str] = Counter()
+        for e in self.t1_eg:
+            spines[str(e.owner)] += e.tx_bytes
+        for name in sorted(spines):
+            tl.spines.setdefault(name, []).append(self._rate(name, spines[name]))
+        states: Counter[str] = Counter()
+        for q in self.senders:
+            states.update(st.value for st in q.prof_a.state.values())
+        for st in ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN", "DENIED"):
+            tl.ev_states.setdefault(st, []).append(states[st])
+
+
+def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:
+    eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+    retx = {"sack": sum(e.stats.retx_sack for e in eps), "nack": sum(e.stats.retx_nack for e in eps),
+            "timeout": sum(e.stats.timeouts for e in eps)}
+    drops: Counter[str] = Counter()
+    events: Counter[str] = Counter()
+    for sw in fab.switches.values():
+        drops.update({f"switch:{k}": v for k, v in sw.model.drops.items()})
+        events.update(sw.model.events)
+    for n in fab.nics:
+        drops.update({f"nic:{k}": v for k, v in n.model.drops.items()})
+    for e in fab.egresses():
+        drops.update({f"link:{k}": v for k, v in e.drops.items()})
+    events["nacks_from_nics"] = sum(sum(n.model.nacks.values()) for n in fab.nics)
+    events["probes"] = sum(e.stats.probes for e in eps)
+    events["duplicates"] = sum(e.stats.duplicates for e in eps)
+    events["trim_notices"] = sum(e.stats.trim_notices for e in eps)
+    reorder = [sum(e.stats.reorder[i] for e in eps) for i in range(25)]
+    errors = [f"{e.addr} QP {q}: {why}" for e in eps for q, why in e.errors]
+    return RunResult(sc, t, msgs, tl, rtt, fab.cfg.nic_gbps * fab.topo.planes, retx, dict(drops), dict(events),
+                     reorder, errors, sim.events, sum(e.tx_pkts for e in fab.egresses()), wall, t_end,
+                     reconv.rehashed if reconv else 0)

@@ -1,0 +1,120 @@
+"""Transports: the QPs of every pair, their EV profiles, and the NIC plans
+that hold them.
+
+- `mrc`: N EVs per QP spread evenly over the planes and, within a plane,
+  over a random subset of spines, with backups per plane; EV state on (or
+  off: oblivious spraying, an ablation).
+- `single_path`: one EV per QP, chosen by hash as ECMP would; no EV state.
+  After a fault, routing reconverges `reconvergence_us` later: every QP
+  whose path crosses a dead cable is rehashed over the paths still alive.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass
+
+from control_plane.nic_plan import QpSpec
+from fabric_sim.fabric import Fabric
+from fabric_sim.scenario import Transport
+from mrc_wire.constants import ev_plane, ev_spine
+from nic_model.cc import CcState
+from nic_model.ev import EvProfile, EvState, make_ev
+
+
+@dataclass
+class QpLink:
+    """One QP between two NICs: `a` sends the messages, `b` receives."""
+
+    a: int
+    b: int
+    qpn_a: int
+    qpn_b: int
+    prof_a: EvProfile
+    prof_b: EvProfile
+    k: int  # index among the pair's QPs
+
+
+def _hash(*parts: int) -> int:
+    return zlib.crc32(",".join(map(str, parts)).encode())
+
+
+def profile(t: Transport, fab: Fabric, a: int, b: int, k: int, rng: random.Random) -> EvProfile:
+    topo = fab.topo
+    if t.kind == "single_path":
+        h = _hash(a, b, k)
+        ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
+        return EvProfile([ev], {}, mirror=True, enabled=False)
+    prof = EvProfile.spread(topo.planes, topo.t1_per_plane, t.evs_per_qp, t.backups_per_plane,
+                            salt=rng.randrange(topo.t1_per_plane))
+    prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
+    return prof
+
+
+def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int,
+          seed: int) -> dict[tuple[int, int], list[QpLink]]:
+    """Create every pair's QPs and install every NIC's plan."""
+    rng = random.Random(seed)
+    specs: dict[int, list[QpSpec]] = {}
+    out: dict[tuple[int, int], list[QpLink]] = {}
+    qpn = 1
+    for a, b in pairs:
+        links = []
+        for k in range(qps_per_pair):
+            pa, pb = profile(t, fab, a, b, k, rng), profile(t, fab, b, a, k, rng)
+            link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
+            qpn += 2
+            for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
+                spare = tuple(e for pool in prof.backups.values() for e in pool)
+                specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare))
+            links.append(link)
+        out[(a, b)] = links
+    for nic, qps in specs.items():
+        fab.install_nic(nic, qps)
+    return out
+
+
+def initial_cc(fab: Fabric, mtu: int, rtt: float, flows_per_nic: int) -> CcState:
+    """A window of one bandwidth-delay product of the NIC, shared by the
+    NIC's flows, and room to double it."""
+    nic_gbps = fab.cfg.nic_gbps * fab.topo.planes
+    bdp = nic_gbps * 1e3 * rtt / 8 / mtu  # packets
+    w = max(2.0, bdp / max(1, flows_per_nic))
+    return CcState(cwnd=w, max_cwnd=max(4.0, 2 * w), target_delay=2 * rtt)
+
+
+class Reconverger:
+    """The single-path baseline's routing: after each fault, once the
+    reconvergence delay has passed, flows on dead paths are rehashed."""
+
+    def __init__(self, fab: Fabric, links: dict[tuple[int, int], list[QpLink]], delay: float):
+        self.fab, self.links, self.delay = fab, links, delay
+        self.rehashed = 0
+
+    def fault(self) -> None:
+        self.fab.sim.at(self.delay, self._converge)
+
+    def _converge(self) -> None:
+        for (a, b), qps in self.links.items():
+            for link in qps:
+                for src, dst, qpn, prof in ((a, b, link.qpn_a, link.prof_a), (b, a, link.qpn_b, link.prof_b)):
+                    self._rehash(src, dst, qpn, prof, link.k)
+
+    def _rehash(self, src: int, dst: int, qpn: int, prof: EvProfile, k: int) -> None:
+        ev = prof.slots[0]
+        fab, topo = self.fab, self.fab.topo
+        if fab.path_alive(src, dst, ev_plane(ev), ev_spine(ev)):
+            return
+        alive = [(p, s) for p in range(topo.planes) for s in range(topo.t1_per_plane) if fab.path_alive(src, dst, p, s)]
+        if not alive:
+            return
+        p, s = alive[_hash(src, dst, k) % len(alive)]
+        new = make_ev(p, s)
+        prof.home[0] = new
+        prof.state.setdefault(new, EvState.GOOD)
+        prof._write(0, new)
+        node = fab.nics[src]
+        node.slots(qpn, [(0, new)])
+        node.endpoint.qps[qpn].reverse = {p: new}  # ACKs follow the new path too
+        self.rehashed += 1
