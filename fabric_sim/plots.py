@@ -100,8 +100,11 @@ def spines(results: list[RunResult], path: Path) -> None:
         t = r.timeline.t[:n]
         im = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="viridis",
                        extent=(0, t[-1] if t else 1, len(names) - 0.5, -0.5))
-        ax.set_yticks(range(len(names)))
-        ax.set_yticklabels(names, fontsize=5 if len(names) > 16 else 7)
+        if len(names) > 16:  # one label per plane: t1-pP-s0 starts each block
+            starts = [i for i, nm in enumerate(names) if nm.endswith("-s0")]
+            ax.set_yticks(starts, [names[i].rsplit("-", 1)[0] + "-s0.." for i in starts], fontsize=7)
+        else:
+            ax.set_yticks(range(len(names)), names, fontsize=7)
         ax.set_title(f"{r.transport.name}: load sent down by each T1 (Gb/s)", fontsize=9)
         fig.colorbar(im, ax=ax, pad=0.01)
     axes[-1, 0].set_xlabel("time (µs)")

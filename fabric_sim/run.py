@@ -51,7 +51,9 @@ class RunResult:
         return all(m.done_at >= 0 for m in self.messages)
 
 
-def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None) -> RunResult:
+def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
+        hooks: list[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:  # type: ignore[assignment]
+    """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
     topo, ecfg = sc.topology, sc.endpoint
     sim = Sim()
@@ -64,10 +66,12 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     flows = Counter(a for a, _ in pairs)
     parts: dict[tuple[int, int], Message] = {}
     done = [0]
+    twice = [0]
 
     def delivered(qpn: int, msg_id: int, _data: object) -> None:
         m = parts.pop((qpn, msg_id), None)
         if m is None:
+            twice[0] += 1  # a part delivered again: must never happen
             return
         m.parts_left -= 1
         if m.parts_left == 0:
@@ -113,6 +117,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     on_fault = reconv.fault if reconv else (lambda: None)
     for ev in sc.events:
         sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
+    for when, fn in hooks:
+        sim.call_at(when, fn, fab)
 
     bin_us = sc.duration_us / sc.bins
     tl = _Sampler(fab, links, bin_us)
@@ -124,7 +130,9 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         if progress:
             progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {done[0]}/{len(msgs)} messages, "
                      f"{sim.events:,} events")
-    return _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+    res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+    res.events["delivered_twice"] = twice[0]
+    return res
 
 
 class _Sampler:

@@ -215,13 +215,18 @@ class EvProfile:
         evs = [ev for ev in self.state if ev_plane(ev) == plane and self.state[ev] is not EvState.PLANE_DOWN]
         for ev in evs:
             self._set(ev, EvEvent.PLANE_DOWN, EvState.PLANE_DOWN)
-        alive = [ev for ev in dict.fromkeys(self.home) if self.state[ev] is EvState.GOOD]
+        alive: dict[int, list[int]] = {}
+        for ev in dict.fromkeys(self.home):
+            if self.state[ev] is EvState.GOOD:
+                alive.setdefault(ev_plane(ev), []).append(ev)
         if not alive:
             return  # every plane down: nothing to move to
+        order = sorted(alive)
         k = 0
         for i, cur in enumerate(self.slots):
-            if ev_plane(cur) == plane:
-                self._write(i, alive[k % len(alive)])
+            if ev_plane(cur) == plane:  # the surviving planes in turn, each its least-used EV
+                evs = alive[order[k % len(order)]]
+                self._write(i, min(evs, key=self.slots.count))
                 k += 1
 
     def plane_up(self, plane: int) -> None:

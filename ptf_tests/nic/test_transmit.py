@@ -69,3 +69,33 @@ def test_retired_ev_never_used_and_replaced_on_same_plane(nic_target):
     nic_target.rewrite_slots(profile.slot_writes[-1:])
     out = _evs(nic_target.burst([(N.HOST_PORT, bytes(host_data(PEER, psn=i))) for i in range(8)]))
     assert bad in {ev for _, ev in out} and stand_in not in {ev for _, ev in out}
+
+
+def _host_control(opcode, ext, path_ev: int) -> Ether:
+    """An ACK/SACK/NACK/probe as the host hands it over, on the path
+    `path_ev` written in its inner UDP source port and flow label."""
+    from nic_model import headers as H  # noqa: PLC0415
+
+    inner = (IPv6(src=str(A.nic_address(TOPO, ME)), dst=str(A.nic_address(TOPO, PEER)), tc=D["control"] << 2,
+                  fl=path_ev & 0xFFFF, hlim=64)
+             / UDP(sport=path_ev >> 16, dport=H.ROCE_PORT, chksum=0)
+             / H.BTH(opcode=opcode, dqpn=2, psn=7) / ext)
+    return Ether(src="02:aa:00:00:00:01", dst="02:aa:00:00:00:02") / IPv6(bytes(inner))
+
+
+def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_target):
+    """ACK, SACK and NACK ride the QP's reverse EV that the host wrote in
+    the inner headers; the EV they echo (in the extension) may be another
+    plane's (docs/nic.md)."""
+    from nic_model import headers as H  # noqa: PLC0415
+
+    echoed, path = PROFILE.home[0], PROFILE.home[1]
+    assert ev_plane(echoed) != ev_plane(path)
+    for op, ext in ((H.OP_ACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=7)),
+                    (H.OP_SACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=9, bitmap=2)),
+                    (H.OP_NACK, H.MRCNack(ev=echoed, reason=1, psn=7))):
+        pkt = _host_control(op, ext, path)
+        nic_target.send(N.HOST_PORT, pkt)
+        exp = encapsulated(pkt[IPv6], path, ME, PEER, D["control"], 0)
+        nic_target.verify_packet(exp, N.plane_port(ev_plane(path)))
+    nic_target.verify_no_other_packets()
