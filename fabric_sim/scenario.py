@@ -159,9 +159,9 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
                            _num(er, "reorder_window_us", "endpoint.", None, 0, 1e9))
     transports = _transports(top.get("transports"), topo)
     workload = _workload(top.get("workload"), topo)
-    events = tuple(_event(e, f"events[{i}]", topo) for i, e in enumerate(top.get("events") or []))
     if not isinstance(top.get("events") or [], list):
         raise ScenarioError("events", "expected a list")
+    events = tuple(_event(e, f"events[{i}]", topo) for i, e in enumerate(top.get("events") or []))
     return Scenario(name=str(top.get("name", Path(source).stem)), topology=topo, workload=workload,
                     transports=transports, links=links, endpoint=endpoint, events=events,
                     seed=_num(top, "seed", "", 1, 0, 2**32, True),
