@@ -1,18 +1,25 @@
-# MRC offload model. `make run` runs the demo, `make test` the suite; both
+# MRC offload model. `make run` runs the flagship simulation, `make test` the suite; both
 # create the virtual environment (.venv) on first use.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 SHELL_VENV := .venv-shell
 GRPC   ?= 127.0.0.1:50001
+SCENARIO ?=
 
-.PHONY: all build test run bench shell clean
+.PHONY: all build test run demo bench shell clean
 
 all: build
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# The test extra (pytest) only for the tests: the simulator and the
+# controller do not need it.
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
@@ -21,10 +28,16 @@ $(VENV)/.installed: pyproject.toml
 build: $(VENV)/.installed
 	$(PY) -m testbed.toolchain
 
-test: $(VENV)/.installed $(SHELL_VENV)/.installed
+test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
 	$(PY) -m pytest
 
+# The main job: the flagship scenario on the timed fabric of reference
+# models (scenarios/flagship.yaml), MRC against the single-path baseline.
 run: $(VENV)/.installed
+	$(PY) -m fabric_sim $(SCENARIO)
+
+# The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
+demo: $(VENV)/.installed
 	$(PY) -m testbed.switch_demo
 
 bench: $(VENV)/.installed
@@ -42,5 +55,5 @@ shell: $(SHELL_VENV)/.installed
 	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC) --device-id 1 --election-id 0,1
 
 clean:
-	rm -rf $(VENV) $(SHELL_VENV) .pytest_cache build *.egg-info /tmp/mrc-bmv2
+	rm -rf $(VENV) $(SHELL_VENV) .pytest_cache build *.egg-info /tmp/mrc-bmv2 results
 	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,46 @@
+"""Package boundaries (issue 12, item 4): each package imports only the
+layers below it, so nothing imports in a cycle, and pytest is not a
+runtime dependency."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+from control_plane.pipelines import REPO
+
+# package -> project packages it may import
+ALLOWED = {
+    "mrc_wire": set(),
+    "control_plane": {"mrc_wire"},
+    "nic_model": {"mrc_wire"},
+    "fabric_sim": {"mrc_wire", "control_plane", "nic_model"},
+    "testbed": {"mrc_wire", "control_plane", "nic_model"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out & set(ALLOWED)
+
+
+def test_each_package_imports_only_the_layers_below_it():
+    bad = []
+    for pkg, allowed in ALLOWED.items():
+        for f in sorted((REPO / pkg).rglob("*.py")):
+            extra = _imports(f) - allowed - {pkg}
+            if extra:
+                bad.append(f"{f.relative_to(REPO)} imports {', '.join(sorted(extra))}")
+    assert not bad, "\n".join(bad)
+
+
+def test_pytest_is_a_test_extra_not_a_runtime_dependency():
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not [d for d in meta["dependencies"] if d.lower().startswith("pytest")]
+    assert any(d.startswith("pytest") for d in meta["optional-dependencies"]["test"])
