@@ -160,8 +160,8 @@ class Endpoint:
     def _push_slots(self, qp: QueuePair) -> None:
         if self.slot_sink is not None:
             done = self._slots_pushed.get(qp.qpn, 0)
-            writes = qp.profile.slot_writes[done:]
-            if writes:
+            if len(qp.profile.slot_writes) > done:
+                writes = qp.profile.slot_writes[done:]
                 self._slots_pushed[qp.qpn] = done + len(writes)
                 self.slot_sink(qp.qpn, writes)
 
@@ -386,7 +386,14 @@ class Endpoint:
             if inf is not None and inf.retx == 0:
                 rack = max(rack, inf.sent_at)
             qp.snd_una = psn_add(qp.snd_una, 1)
-        b = bitmap
+        # Only SACK bits not seen in an earlier SACK (shifted to this cum):
+        # those PSNs were already taken out. An older SACK (lower cum) adds nothing.
+        shift = psn_diff(cum, qp.sack_cum)
+        if shift < 0:
+            b = 0
+        else:
+            b = bitmap & ~(qp.sack_bits >> shift if shift < 64 else 0)
+            qp.sack_cum, qp.sack_bits = cum, bitmap
         while b:
             low = b & -b
             inf = inflight.pop(psn_add(cum, low.bit_length()), None)

@@ -100,7 +100,7 @@ class EvProfile:
         slot is GOOD the rotation is used as it is (degraded, not stopped)."""
         n = len(self.slots)
         if self.mirror:
-            for ev, until in list(self.skip_until.items()):
+            for ev, until in list(self.skip_until.items()) if self.skip_until else ():
                 if self.turns >= until:
                     del self.skip_until[ev]
                     if self.state[ev] is EvState.SKIP:

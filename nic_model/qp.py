@@ -89,6 +89,8 @@ class QueuePair:
     inflight: dict = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
     sendq: deque = field(default_factory=deque)  # Inflight copies in send order
     rack_time: float = -1.0  # send time of the latest copy known delivered
+    sack_cum: int = 0  # cum_psn of the last SACK bitmap processed, and that bitmap
+    sack_bits: int = 0
     ack_at: float = -1.0  # last ACK or SACK received
     tlp_at: float = -1.0  # when the last tail-loss probe was sent
     reo_wnd: float = 0.0  # cross-path reorder window, doubled on each spurious retransmission
@@ -111,7 +113,7 @@ class QueuePair:
     probe_sent: dict = field(default_factory=dict)  # probe id -> (EV, time, kind)
 
     def __post_init__(self) -> None:
-        self.next_psn = self.snd_una = self.cum_psn = self.start_psn & PSN_MASK
+        self.next_psn = self.snd_una = self.cum_psn = self.sack_cum = self.start_psn & PSN_MASK
 
     @property
     def received(self) -> set[int]:
