@@ -29,9 +29,19 @@ from mrc_wire.constants import MAX_PORTS
 
 def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
     if args.device:
-        state = S.switch_state(topo, args.device[0])
-        for e in state.entries():
-            print(e)
+        for name in args.device:
+            try:
+                dev = topo.device(name)
+            except ValueError as exc:
+                print(f"error: --device: {exc}", file=sys.stderr)
+                return 2
+            if dev.kind == "nic":  # its tables before any QP: rows, plane ports, config
+                entries = nic_plan.nic_state(topo, dev.index).entries()
+            else:
+                entries = S.switch_state(topo, name).entries()
+            print(f"{name}: {len(entries)} entries")
+            for e in entries:
+                print(f"  {e}")
         return 0
     kinds: Counter[str] = Counter()
     entries: Counter[str] = Counter()
