@@ -3,11 +3,13 @@ report per transport (terminal table, results.json, CSV, PNG figures).
 
     mrc-sim                          # scenarios/flagship.yaml (make run)
     mrc-sim SCENARIO.yaml [--out DIR] [--transport NAME ...] [--quiet]
+    mrc-sim SCENARIO.yaml --bmv2     # also on the BMv2 fabric (small topologies)
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 from control_plane.pipelines import REPO
 from fabric_sim import plots, report, scenario
 from fabric_sim.run import run
+from fabric_sim.workload import Message
 
 DEFAULT = REPO / "scenarios" / "flagship.yaml"
 
@@ -26,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--bmv2", action="store_true", help="also run every transport on the BMv2 fabric and compare "
+                    "who got through (needs simple_switch_grpc and root; small topologies)")
     args = ap.parse_args(argv)
     try:
         sc = scenario.load(args.scenario)
@@ -58,6 +63,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {t.name}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
               f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
               f"packet-hops/s", flush=True)
+    if args.bmv2:
+        from fabric_sim import on_bmv2  # noqa: PLC0415 (needs the BMv2 harness)
+
+        logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
+
+        reason = on_bmv2.unsupported(sc)
+        if reason:
+            print(f"error: --bmv2: {reason}", file=sys.stderr)
+            return 2
+        for t, model in zip(chosen, list(results)):
+            print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
+            r = on_bmv2.run_bmv2(sc, t)
+            r.transport = type(t)(**{**t.__dict__, "name": f"{t.name}@bmv2"})
+            results.append(r)
+            same = _delivered(model.messages) == _delivered(r.messages)
+            print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
+                  f"{r.wall_s:.1f} s wall; {'the same messages as' if same else 'NOT the same messages as'} the models",
+                  flush=True)
     print()
     print(report.table(results))
     for r in results:
@@ -71,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
           + (", " + ", ".join(p.name for p in made) if made else ""))
     return 0
+
+
+def _delivered(msgs: list[Message]) -> set[int]:
+    return {m.id for m in msgs if m.done_at >= 0}
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import Callable
 
 from control_plane import addressing as A
 from fabric_sim import faults, transport, workload
+from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -64,22 +65,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     links = transport.setup(t, fab, pairs, qpp, sc.seed)
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
-    parts: dict[tuple[int, int], Message] = {}
-    done = [0]
-    twice = [0]
-
-    def delivered(qpn: int, msg_id: int, _data: object) -> None:
-        m = parts.pop((qpn, msg_id), None)
-        if m is None:
-            twice[0] += 1  # a part delivered again: must never happen
-            return
-        m.parts_left -= 1
-        if m.parts_left == 0:
-            m.done_at = sim.now
-            done[0] += 1
-            if m.next is not None:
-                post(m.next)
-
+    drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
     for node in fab.nics:
         if node.slot_base:
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
@@ -87,32 +73,19 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
-                                     on_message=delivered, slot_sink=node.slots)
+                                     on_message=drv.delivered, slot_sink=node.slots)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
-            cc = transport.initial_cc(fab, ecfg.mtu, rtt, flows[a] * qpp)
-            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a, cc=cc)
+            nic_gbps = fab.cfg.nic_gbps * topo.planes
+            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
+                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
             eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=transport.initial_cc(fab, ecfg.mtu, rtt, flows[a] * qpp))
-
-    def post(m: Message) -> None:
-        m.posted_at = sim.now
-        qps = links[(m.src, m.dst)]
-        share = -(-m.size // len(qps))
-        ep = fab.nics[m.src].endpoint
-        m.parts_left = 0
-        for q in qps:
-            size = min(share, m.size - share * q.k)
-            if size <= 0 and q.k:
-                break
-            msg_id = ep.send_message(q.qpn_a, max(size, 1))
-            parts[(q.qpn_b, msg_id)] = m
-            m.parts_left += 1
+                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
 
     for m in msgs:
         if m.start is not None:
-            sim.call_at(m.start, post, m)
+            sim.call_at(m.start, drv.post, m)
     reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind == "single_path" else None
     on_fault = reconv.fault if reconv else (lambda: None)
     for ev in sc.events:
@@ -123,15 +96,15 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     bin_us = sc.duration_us / sc.bins
     tl = _Sampler(fab, links, bin_us)
     t_end = 0.0
-    while t_end < sc.duration_us and done[0] < len(msgs):
+    while t_end < sc.duration_us and not drv.all_done():
         t_end = min(sc.duration_us, t_end + bin_us)
         sim.run(until=t_end)
         tl.sample(t_end)
         if progress:
-            progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {done[0]}/{len(msgs)} messages, "
+            progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
                      f"{sim.events:,} events")
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
-    res.events["delivered_twice"] = twice[0]
+    res.events["delivered_twice"] = drv.twice
     return res
 
 

@@ -12,10 +12,10 @@ that hold them.
 from __future__ import annotations
 
 import random
-import zlib
 from dataclasses import dataclass
 
 from control_plane.nic_plan import QpSpec
+from control_plane.topology import Topology
 from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Transport
 from mrc_wire.constants import ev_plane, ev_spine
@@ -37,11 +37,18 @@ class QpLink:
 
 
 def _hash(*parts: int) -> int:
-    return zlib.crc32(",".join(map(str, parts)).encode())
+    """splitmix64 over the parts: every input bit moves every output bit
+    (CRC32, being affine, sent a pair's QPs all down one path)."""
+    h = 0
+    for x in parts:
+        h = (h ^ x) + 0x9E3779B97F4A7C15 & 0xFFFFFFFFFFFFFFFF
+        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
+        h = (h ^ (h >> 27)) * 0x94D049BB133111EB & 0xFFFFFFFFFFFFFFFF
+        h ^= h >> 31
+    return h
 
 
-def profile(t: Transport, fab: Fabric, a: int, b: int, k: int, rng: random.Random) -> EvProfile:
-    topo = fab.topo
+def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random) -> EvProfile:
     if t.kind == "single_path":
         h = _hash(a, b, k)
         ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
@@ -52,9 +59,9 @@ def profile(t: Transport, fab: Fabric, a: int, b: int, k: int, rng: random.Rando
     return prof
 
 
-def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int,
-          seed: int) -> dict[tuple[int, int], list[QpLink]]:
-    """Create every pair's QPs and install every NIC's plan."""
+def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int,
+         seed: int) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
+    """Every pair's QPs and, per NIC, the QPs its plan must hold."""
     rng = random.Random(seed)
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
@@ -62,7 +69,7 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa, pb = profile(t, fab, a, b, k, rng), profile(t, fab, b, a, k, rng)
+            pa, pb = profile(t, topo, a, b, k, rng), profile(t, topo, b, a, k, rng)
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
             for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
@@ -70,15 +77,21 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
                 specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare))
             links.append(link)
         out[(a, b)] = links
+    return out, specs
+
+
+def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int,
+          seed: int) -> dict[tuple[int, int], list[QpLink]]:
+    """Create every pair's QPs and install every NIC's plan in the fabric."""
+    links, specs = plan(t, fab.topo, pairs, qps_per_pair, seed)
     for nic, qps in specs.items():
         fab.install_nic(nic, qps)
-    return out
+    return links
 
 
-def initial_cc(fab: Fabric, mtu: int, rtt: float, flows_per_nic: int) -> CcState:
+def initial_cc(nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CcState:
     """A window of one bandwidth-delay product of the NIC, shared by the
     NIC's flows, and room to double it."""
-    nic_gbps = fab.cfg.nic_gbps * fab.topo.planes
     bdp = nic_gbps * 1e3 * rtt / 8 / mtu  # packets
     w = max(2.0, bdp / max(1, flows_per_nic))
     return CcState(cwnd=w, max_cwnd=max(4.0, 2 * w), target_delay=2 * rtt)
@@ -86,7 +99,9 @@ def initial_cc(fab: Fabric, mtu: int, rtt: float, flows_per_nic: int) -> CcState
 
 class Reconverger:
     """The single-path baseline's routing: after each fault, once the
-    reconvergence delay has passed, flows on dead paths are rehashed."""
+    reconvergence delay has passed, flows on dead paths are rehashed.
+    `fab` is the timed fabric or anything with its `sim`, `topo`,
+    `path_alive` and `nics[n].slots / .endpoint` (the BMv2 fabric)."""
 
     def __init__(self, fab: Fabric, links: dict[tuple[int, int], list[QpLink]], delay: float):
         self.fab, self.links, self.delay = fab, links, delay

@@ -206,6 +206,10 @@ class Endpoint:
         if now - last.sent_at >= 2 * qp.srtt and now - qp.ack_at >= 2 * qp.srtt:
             qp.tlp_at = now
             self.stats.tail_probes += 1
+            # The EVs of the copies still unacknowledged are suspect too: a
+            # probe each, so a dead path is retired in a few RTTs, not an RTO.
+            for ev in {c.ev for c in qp.sendq if not c.lost and qp.inflight.get(c.seg.psn) is c}:
+                self._suspect(qp, ev)
             self._send_segment(qp, last.seg, retx=True)
 
     def _timeouts(self, qp: QueuePair, now: float) -> None:
@@ -462,8 +466,17 @@ class Endpoint:
         sent = qp.probe_sent.pop(pid, None)
         if sent is not None and qp.error is None:
             self.stats.suspects_lost += 1
-            self._event(qp, sent[0], EvEvent.LOSS)  # late data and a silent probe: the path is broken
+            self._retire(qp, sent[0])  # late data and a silent probe: the path is broken
             self._pump(qp)
+
+    def _retire(self, qp: QueuePair, ev: int) -> None:
+        """A broken path: ASSUMED_BAD, and every copy still unacknowledged on
+        it is resent now (on the EVs that replace it)."""
+        self._event(qp, ev, EvEvent.LOSS)
+        for inf in qp.by_ev.get(ev, ()):
+            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+                self.stats.retx_sack += 1
+                self._lost(qp, inf, None)
 
     def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's SACK says which of its NIC ports are down: stop (or

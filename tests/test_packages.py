@@ -15,7 +15,7 @@ ALLOWED = {
     "mrc_wire": set(),
     "control_plane": {"mrc_wire"},
     "nic_model": {"mrc_wire"},
-    "fabric_sim": {"mrc_wire", "control_plane", "nic_model"},
+    "fabric_sim": {"mrc_wire", "control_plane", "nic_model", "testbed"},  # testbed: the BMv2 fabric
     "testbed": {"mrc_wire", "control_plane", "nic_model"},
 }
 

@@ -24,7 +24,7 @@ from nic_model.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
-from ptf_tests.lib.links import Link, host_poller, sock
+from testbed.links import Link, host_poller, sock
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"

@@ -20,7 +20,7 @@ from nic_model.realtime import RealClock
 from nic_model.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.links import Link, host_poller, sock
+from testbed.links import Link, host_poller, sock
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2

@@ -1,6 +1,7 @@
-"""Raw links between BMv2 ports for multi-device tests: AF_PACKET sockets on
+"""Raw links between BMv2 ports for multi-device runs: AF_PACKET sockets on
 the host side of veth pairs, and a relay that joins port pairs, optionally
-dropping every frame that carries one EV."""
+dropping every frame that carries one EV, and whose cables can be cut
+and mended (scenario events on the BMv2 fabric)."""
 
 from __future__ import annotations
 
@@ -35,11 +36,15 @@ class Link(threading.Thread):
         super().__init__(daemon=True)
         self.peer: dict[socket.socket, socket.socket] = {}
         self.side: dict[socket.socket, str] = {}
+        self.cable: dict[socket.socket, tuple[str, str]] = {}  # socket -> its cable (a, b)
         for a, b in pairs:
             sa, sb = sock(a), sock(b)
             self.peer[sa], self.peer[sb] = sb, sa
             self.side[sa], self.side[sb] = "a", "b"
+            self.cable[sa] = self.cable[sb] = (a, b)
         self.drop_ev = drop_ev
+        self.cut: set[tuple[str, str]] = set()  # cables (a, b) that drop everything
+        self.cut_drops = 0
         self.seen: Counter[int] = Counter()
         self.data_from: dict[str, Counter[int]] = {}
         self.dropped = 0
@@ -56,6 +61,9 @@ class Link(threading.Thread):
                         self.data_from.setdefault(self.side[s], Counter())[ev] += 1
                     if ev == self.drop_ev:
                         self.dropped += 1
+                        continue
+                    if self.cut and self.cable[s] in self.cut:
+                        self.cut_drops += 1
                         continue
                     self.peer[s].send(frame)
 
