@@ -46,7 +46,7 @@ ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd
 
 def unsupported(sc: Scenario) -> str | None:
     """Why this scenario cannot run on BMv2 here, or None."""
-    reason = toolchain.bmv2_unavailable()
+    reason = toolchain.bmv2_unavailable() or toolchain.stale("switch") or toolchain.stale("nic")
     if reason:
         return reason
     topo = sc.topology

@@ -25,7 +25,7 @@ def bmv2_skip_reason(program: str = "switch") -> str | None:
     for path in toolchain.artifacts(program):
         if not path.exists():
             return f"{path.name} missing: run 'make build' (needs p4c)"
-    return None
+    return toolchain.stale(program)
 
 
 @pytest.fixture(scope="session")

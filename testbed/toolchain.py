@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -74,6 +75,32 @@ def bmv2_unavailable() -> str | None:
     return None
 
 
+def sources_digest(program: str) -> str:
+    """SHA-256 over the P4 files a program is compiled from (its folder
+    and p4src/include), so a committed JSON can say what it was built from."""
+    main = REPO / PROGRAMS[program]
+    files = sorted({*main.parent.glob("*.p4"), *(REPO / "p4src" / "include").glob("*.p4")})
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(REPO).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def digest_path(program: str, out_dir: Path = BUILD_DIR) -> Path:
+    return out_dir / f"{program}.sources.sha256"
+
+
+def stale(program: str) -> str | None:
+    """Why the committed JSON of `program` does not match its P4 sources, or None."""
+    recorded = digest_path(program)
+    if not recorded.exists():
+        return f"{recorded.name} missing: run 'make build' (needs p4c)"
+    if recorded.read_text().strip() != sources_digest(program):
+        return (f"bmv2_configs/build/{program}.json is stale: p4src changed since it was compiled; "
+                "run 'make build' where p4c is present")
+    return None
+
+
 def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:
     """Compile `program` with p4c-bm2-ss into `out_dir`; raise on failure."""
     compiler = p4c()
@@ -88,6 +115,7 @@ def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"p4c failed for {program}:\n{proc.stderr}")
+    digest_path(program, out_dir).write_text(sources_digest(program) + "\n")
     return p4info, json_path
 
 
