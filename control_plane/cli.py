@@ -98,24 +98,25 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
 
         return report
 
-    async def one(name: str) -> str:
+    async def one(name: str) -> tuple[str, bool]:
+        """(the device's line, whether it is as planned)."""
         device = topo.devices[name]
         desired = [P.to_p4(e) for e in S.switch_state(topo, name).entries()]
         async with installer.connect(device, p4info, blob if action == "install" else None) as sw:
             if action == "install":
                 d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch,
                                               progress=progress(name, len(desired)))
-                return f"{name}: installed ({d.summary()})"
+                return f"{name}: installed ({d.summary()})", True
             d = await installer.verify(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
             if action == "diff":
                 lines = [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
-                return "\n".join([f"{name}: {d.summary()}", *lines])
-            return f"{name}: {'OK' if not d else 'DIFFERS: ' + d.summary()}"
+                return "\n".join([f"{name}: {d.summary()}", *lines]), True  # a diff is a report, not a failure
+            return f"{name}: {'OK' if not d else 'DIFFERS: ' + d.summary()}", not d
 
     async def report(name: str) -> None:
         nonlocal failed
         try:
-            line = await one(name)
+            line, ok = await one(name)
         except installer.DeviceError as exc:
             failed += 1
             print(f"error: {exc}", file=sys.stderr, flush=True)
@@ -124,7 +125,7 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
             print(f"error: {name}: {exc}", file=sys.stderr, flush=True)
         else:
             print(line, flush=True)
-            failed += action == "verify" and "DIFFERS" in line
+            failed += not ok
 
     await asyncio.gather(*(report(n) for n in names))
     return 1 if failed else 0
