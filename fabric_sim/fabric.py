@@ -35,14 +35,15 @@ class LinkConfig:
 
 
 class SwitchNode:
-    __slots__ = ("dev", "model", "egress", "unrouted")
+    __slots__ = ("dev", "model", "egress", "unrouted", "_process")
 
     def __init__(self, dev: DeviceId, model: SwitchModel):
         self.dev, self.model, self.egress, self.unrouted = dev, model, {}, 0
+        self._process = model.process
         model.qdepth = LiveDepth(self.egress)  # type: ignore[assignment]
 
     def rx(self, in_port: int, frame: bytes) -> None:
-        out = self.model.process(in_port, frame)
+        out = self._process(in_port, frame)
         if out is not None:
             eg = self.egress.get(out.port)
             if eg is None:

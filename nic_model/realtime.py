@@ -25,7 +25,8 @@ class RealClock(Sim):
     def now(self, value: float) -> None:
         pass  # the wall clock is not set
 
-    def run(self, until: float = float("inf"), stop: Callable[[], bool] = lambda: False) -> None:
+    def run(self, until: float = float("inf"), stop: Callable[[], bool] | None = None) -> None:
+        stop = stop or (lambda: False)
         while not stop() and self.now < until:
             while self._queue and self._queue[0][0] <= self.now:
                 _, _, fn, args = heapq.heappop(self._queue)
