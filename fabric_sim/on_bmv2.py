@@ -23,7 +23,7 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
-from control_plane.topology import Device, Topology
+from control_plane.topology import Topology
 from fabric_sim import transport, workload
 from fabric_sim.driver import Driver
 from fabric_sim.run import RunResult, Timeline
@@ -34,7 +34,7 @@ from nic_model.cc import CcState
 from nic_model.endpoint import Endpoint
 from nic_model.realtime import RealClock
 from testbed import toolchain
-from testbed.bmv2 import Bmv2Switch
+from testbed.bmv2 import Bmv2Switch, start_with_tables
 from testbed.links import Link, host_poller, sock
 
 SCALE = 1000.0
@@ -81,14 +81,8 @@ class Bmv2Fabric:
             raise
 
     def _device(self, name: str, ports: list[int], program: str, entries: list, tables, defaults, extra=()) -> None:
-        dev = Bmv2Switch(name, ports, log=False)
-        self.devices[name] = dev
-        dev.start()
-        p4info, blob = toolchain.artifacts(program)
-        s = self.sessions[name] = Session(Device(name, dev.grpc_addr, dev.device_id), p4info, blob)
-        s.reconcile([P.to_p4(e) for e in entries], tables, defaults)
-        if extra:
-            s.write([+e for e in extra])
+        self.devices[name], self.sessions[name] = start_with_tables(
+            name, ports, program, [P.to_p4(e) for e in entries], tables, defaults, list(extra), log=False)
 
     def _start(self, specs: dict[int, list[nic_plan.QpSpec]]) -> None:
         t = self.topo

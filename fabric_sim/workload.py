@@ -35,7 +35,6 @@ def hosts(w: Workload, nics: int) -> list[int]:
 def build(w: Workload, nics: int, seed: int) -> list[Message]:
     rng = random.Random(seed)
     hs = hosts(w, nics)
-    n = len(hs)
     pairs: list[tuple[int, int]]
     if w.pattern == "permutation":
         order = hs[:]

@@ -134,3 +134,31 @@ class Bmv2Switch:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def start_with_tables(name: str, ports: list[int], program: str, desired: list, tables, defaults,
+                      extra: list = (), log: bool = True):  # type: ignore[assignment]
+    """The one start sequence: simple_switch_grpc on veth pairs, a primary
+    P4Runtime session that pushes `program`, a reconcile of `desired`
+    (finsy entities) into the tables the plan owns, then `extra` inserts
+    (clone sessions). Returns (switch, session); stops the switch if any
+    step fails."""
+    from control_plane.session import Session  # noqa: PLC0415 (finsy only when BMv2 is used)
+    from control_plane.topology import Device  # noqa: PLC0415
+
+    dev = Bmv2Switch(name, ports, log=log)
+    dev.start()
+    try:
+        p4info, blob = toolchain.artifacts(program)
+        session = Session(Device(name, dev.grpc_addr, dev.device_id), p4info, blob)
+        try:
+            session.reconcile(desired, tables, defaults)
+            if extra:
+                session.write([+e for e in extra])
+        except BaseException:
+            session.close()
+            raise
+    except BaseException:
+        dev.stop()
+        raise
+    return dev, session

@@ -20,11 +20,8 @@ from ptf import testutils
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from testbed import toolchain
-from testbed.bmv2 import Bmv2Switch
+from testbed.bmv2 import start_with_tables
 from control_plane.ev_control import slot_updates
-from control_plane.session import Session
-from control_plane.topology import Device
 from mrc_wire.constants import NIC_DROPS, SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EVENTS
 from nic_model.nic_pipeline import NicModel
 from nic_model.switch_model import SwitchModel
@@ -159,17 +156,11 @@ class Bmv2Target:
                  tables: Sequence[str], defaults: Sequence[str], extra: Sequence[Any] = ()):
         self.ports = ports
         self.desired, self.tables, self.defaults = desired, tables, defaults
-        self.bmv2 = Bmv2Switch(device_name, ports)
-        self.bmv2.start()
+        self.bmv2, self.session = start_with_tables(device_name, ports, program, desired, tables, defaults, list(extra))
         try:
-            p4info, p4blob = toolchain.artifacts(program)
-            device = Device(device_name, self.bmv2.grpc_addr, self.bmv2.device_id)
-            self.session = Session(device, p4info, p4blob)
-            self.session.reconcile(desired, tables, defaults)
-            if extra:
-                self.session.write([+e for e in extra])
             self.dataplane = ptf_dataplane({p: self.bmv2.host_iface(p) for p in ports})
         except BaseException:
+            self.session.close()
             self.bmv2.stop()
             raise
         self.test = _PtfTest(self.dataplane)

@@ -13,11 +13,9 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from testbed.bmv2 import Bmv2Switch
+from testbed.bmv2 import Bmv2Switch, start_with_tables
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
-from testbed import toolchain
-from control_plane.topology import Device
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState
 from nic_model.realtime import RealClock
@@ -54,15 +52,8 @@ class Fabric:
         return N.nic_state(TOPO, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)])
 
     def _start(self, name: str, ports: list[int], program: str, desired, tables, defaults, extra=()) -> None:
-        dev = Bmv2Switch(name, ports, log=False)
-        self.devices[name] = dev
-        dev.start()
-        p4info, blob = toolchain.artifacts(program)
-        s = Session(Device(name, dev.grpc_addr, dev.device_id), p4info, blob)
-        self.sessions[name] = s
-        s.reconcile(desired, tables, defaults)
-        if extra:
-            s.write([+e for e in extra])
+        self.devices[name], self.sessions[name] = start_with_tables(name, ports, program, desired, tables, defaults,
+                                                                    list(extra), log=False)
 
     def start(self) -> None:
         H, R, Sp = TOPO.hosts_per_t0, TOPO.t0_per_plane, TOPO.t1_per_plane

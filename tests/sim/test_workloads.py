@@ -1,0 +1,49 @@
+"""Workloads: who sends to whom, and that each pattern runs to the end."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fabric_sim import report, workload
+from fabric_sim.run import run
+from fabric_sim.scenario import Workload
+from tests.sim.helpers import make
+
+
+def test_permutation_is_a_derangement():
+    msgs = workload.build(Workload("permutation", 1000), 16, seed=5)
+    assert sorted(m.src for m in msgs) == sorted(m.dst for m in msgs) == list(range(16))
+    assert all(m.src != m.dst for m in msgs)
+
+
+def test_all_to_all_and_incast_pairs():
+    a2a = workload.build(Workload("all_to_all", 1000, messages=2, hosts=4), 16, seed=1)
+    assert Counter((m.src, m.dst) for m in a2a) == {(a, b): 2 for a in range(4) for b in range(4) if a != b}
+    inc = workload.build(Workload("incast", 1000, fan_in=5, target=3), 16, seed=1)
+    assert len(inc) == 5 and {m.dst for m in inc} == {3} and len({m.src for m in inc}) == 5 and 3 not in {m.src for m in inc}
+
+
+def test_ring_allreduce_chains_2_n_minus_1_steps():
+    msgs = workload.build(Workload("ring_allreduce", 4000, hosts=4), 16, seed=1)
+    assert len(msgs) == 2 * 3 * 4 and {m.size for m in msgs} == {1000}
+    assert [m for m in msgs if m.start is not None] == msgs[:4]  # only step 0 starts on its own
+    for m in msgs:
+        assert m.dst == (m.src + 1) % 4
+        if m.next is not None:  # what a host receives in one step it sends on in the next
+            assert m.next.src == m.dst and m.next.step == m.step + 1
+
+
+def test_ring_allreduce_and_incast_complete_on_the_fabric():
+    ring = make({"pattern": "ring_allreduce", "message_bytes": 400_000, "hosts": 8})
+    r = run(ring, ring.transports[0])
+    assert r.complete and r.events["delivered_twice"] == 0
+    steps = sorted(r.messages, key=lambda m: m.step)
+    assert all(a.done_at <= b.posted_at + 1e-9 for a, b in zip(steps, steps[1:]) if b.step == a.step + 1 and b.src == a.dst)
+    inc = make({"pattern": "incast", "message_bytes": 200_000, "fan_in": 7, "target": 0},
+               topology={"planes": 2, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 4,
+                         "congestion": {"ecn_threshold": 8, "trim_threshold": 16}})
+    r = run(inc, inc.transports[0])
+    assert r.complete and r.events["delivered_twice"] == 0
+    # Seven senders into one 200 Gb/s NIC: the last hop trims, the NICs NACK, and all of it ends near 7x the ideal.
+    assert r.events.get("trimmed", 0) > 0 and r.retx["nack"] > 0 and not r.drops.get("link:queue_full")
+    assert max(report.fcts(r)) <= 7 * report.ideal_fct(r, 200_000) * 1.5
