@@ -30,11 +30,12 @@ from mrc_wire.constants import (
     OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
 )
 from nic_model.cc import CcState
-from nic_model.ev import EvEvent, EvProfile, EvState
+from nic_model.ev import EvEvent, EvProfile
+from nic_model.paths import PathState
 from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
+from nic_model.recovery import LossRecovery
 from nic_model.sim import Sim
 
-ECT0_, CE = ECT0, ECN_CE  # kept for callers of the old names
 ZEROS = bytes(16384)
 
 
@@ -47,7 +48,7 @@ def _addr(a: str | bytes) -> bytes:
     return a if isinstance(a, bytes) else ipaddress.IPv6Address(a).packed
 
 
-class Endpoint:
+class Endpoint(LossRecovery, PathState):
     """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
     NIC calls `receive` with what arrives for this endpoint. Times in µs."""
 
@@ -173,7 +174,7 @@ class Endpoint:
         self.errors.append((qp.qpn, reason))
         self.on_error(qp.qpn, reason)
 
-    # ---- timers: timeouts and probes --------------------------------------
+    # ---- timers (recovery.py: timeouts, tail probes; paths.py: probes) ------
     def _arm_timer(self) -> None:
         if not self._timer_armed:
             self._timer_armed = True
@@ -194,102 +195,6 @@ class Endpoint:
         if busy:
             self._arm_timer()
 
-    def _tail_probe(self, qp: QueuePair, now: float) -> None:
-        """Nothing left to send and nothing heard for two smoothed RTTs:
-        resend the newest copy (on the next EV), so the SACK it draws shows
-        which of the copies before it were lost, long before a timeout."""
-        if qp.pending or qp.retx_queue or not qp.inflight or qp.srtt is None:
-            return
-        last = next((c for c in reversed(qp.sendq) if not c.lost and qp.inflight.get(c.seg.psn) is c), None)
-        if last is None or qp.tlp_at >= last.sent_at:
-            return
-        if now - last.sent_at >= 2 * qp.srtt and now - qp.ack_at >= 2 * qp.srtt:
-            qp.tlp_at = now
-            self.stats.tail_probes += 1
-            # The EVs of the copies still unacknowledged are suspect too: a
-            # probe each, so a dead path is retired in a few RTTs, not an RTO.
-            for ev in {c.ev for c in qp.sendq if not c.lost and qp.inflight.get(c.seg.psn) is c}:
-                self._suspect(qp, ev)
-            self._send_segment(qp, last.seg, retx=True)
-
-    def _timeouts(self, qp: QueuePair, now: float) -> None:
-        for inf in list(qp.sendq):
-            if now - inf.sent_at < self.rto:
-                break  # send order: nothing later can have expired
-            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
-                continue
-            if now - inf.sent_at < min(self.rto * 2 ** inf.timeouts, self.rto_max):
-                continue
-            inf.timeouts += 1
-            self.stats.timeouts += 1
-            if inf.timeouts > self.retry_limit:
-                self._fail(qp, f"PSN {inf.seg.psn} not acknowledged after {self.retry_limit} retransmissions "
-                               f"by timeout (last EV {inf.ev:#x})")
-                return
-            self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
-        while qp.sendq and (qp.sendq[0].lost or qp.inflight.get(qp.sendq[0].seg.psn) is not qp.sendq[0]):
-            qp.sendq.popleft()
-
-    def _probe(self, qp: QueuePair, now: float) -> None:
-        for pid, (ev, t, kind) in list(qp.probe_sent.items()):
-            if kind != "suspect" and now - t >= self.rto:  # suspects have their own deadline
-                del qp.probe_sent[pid]
-                if kind == "path":
-                    self._event(qp, ev, EvEvent.PROBE_LOST)
-        waiting = {ev for ev, _, _ in qp.probe_sent.values()}
-        for ev in qp.profile.probing():
-            if ev not in waiting and not self._plane_down(qp, ev_plane(ev)):
-                self._send_probe(qp, ev, "path")
-        # Reverse set: while data comes in but none goes out, probe one plane
-        # per interval with a random EV; a reply makes it that plane's reverse EV.
-        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
-            for p in qp.reverse:
-                if self._plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
-                    continue
-                cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
-                if cands:
-                    self._send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
-
-    def _plane_down(self, qp: QueuePair, plane: int) -> bool:
-        return bool((self.ports_down | qp.peer_down) >> plane & 1)
-
-    def _send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
-        self._probe_ids = (self._probe_ids + 1) & 0xFFFFFF
-        qp.probe_sent[self._probe_ids] = (ev, self.sim.now, kind)
-        self.stats.probes += 1
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_PROBE, qp.peer_qpn, 0,
-                              W.probe_ext(ev, 0, self._probe_ids)))
-        self._arm_timer()
-        return self._probe_ids
-
-    def _rtt_sample(self, qp: QueuePair, rtt: float) -> None:
-        qp.min_rtt = rtt if qp.min_rtt is None else min(qp.min_rtt, rtt)
-        qp.srtt = rtt if qp.srtt is None else 0.875 * qp.srtt + 0.125 * rtt
-
-    # ---- NIC port state -------------------------------------------------------
-    def port_down(self, plane: int) -> None:
-        """This NIC's port of `plane` went down: every QP retires the plane's
-        EVs at once and resends what was in flight on it."""
-        self.ports_down |= 1 << plane
-        for qp in self.qps.values():
-            self._plane_lost(qp, plane)
-
-    def port_up(self, plane: int) -> None:
-        self.ports_down &= ~(1 << plane)
-        for qp in self.qps.values():
-            if not qp.peer_down >> plane & 1 and qp.profile.enabled:
-                qp.profile.plane_up(plane)
-                self._push_slots(qp)
-
-    def _plane_lost(self, qp: QueuePair, plane: int) -> None:
-        if not qp.profile.enabled:
-            return  # EV state off (oblivious spraying, single path): no reaction
-        qp.profile.plane_down(plane)
-        self._push_slots(qp)
-        for inf in qp.sendq:
-            if not inf.lost and ev_plane(inf.ev) == plane and qp.inflight.get(inf.seg.psn) is inf:
-                self._lost(qp, inf, None)
-        self._pump(qp)
 
     # ---- receive --------------------------------------------------------------
     def receive(self, raw: bytes) -> None:
@@ -308,20 +213,6 @@ class Endpoint:
             self._on_nack(qp, pkt)
         elif op == OP_PROBE:
             self._on_probe(qp, pkt)
-
-    def _control_ev(self, qp: QueuePair, plane: int | None) -> int:
-        """The reverse EV for a control packet answering traffic on `plane`:
-        that plane's, unless it is down or unconfirmed for 4 probe intervals
-        while another plane's is fresh; then the freshest (None: freshest)."""
-        fresh = qp.reverse_fresh
-        now = self.sim.now
-        if plane is None or self._plane_down(qp, plane) or plane not in qp.reverse or \
-                now - fresh.get(plane, -1e18) > 4 * self.probe_interval:
-            up = [p for p in qp.reverse if not self._plane_down(qp, p)]
-            best = max(up, key=lambda p: fresh.get(p, -1e18), default=plane)
-            if plane is None or plane not in up or fresh.get(best, -1e18) > fresh.get(plane, -1e18):
-                plane = best
-        return qp.reverse.get(plane, 0)
 
     def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if pkt.dscp in self.dscp_trimmed:
@@ -415,81 +306,6 @@ class Endpoint:
         self._detect_losses(qp)
         self._pump(qp)
 
-    def _same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
-        """A path is FIFO: copies sent on the same EV before one that was
-        delivered, and not acknowledged, are lost. Certain, so the EV is
-        blamed (a trimmed copy is NACKed before a later copy's ACK returns)."""
-        q = qp.by_ev.get(hit.ev)
-        while q:
-            inf = q.popleft()
-            if inf is hit:
-                return
-            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
-                self.stats.retx_sack += 1
-                self._lost(qp, inf, EvEvent.LOSS)
-
-    def _detect_losses(self, qp: QueuePair) -> None:
-        """RACK-style, across paths: a copy sent more than the reorder window
-        before a copy known delivered is lost. The window is at least the
-        queueing seen (srtt above the minimum) and doubles on every spurious
-        resend, so spraying's reordering across paths is not a loss."""
-        wnd = qp.reo_wnd
-        if qp.srtt is not None and qp.min_rtt is not None:
-            wnd = max(wnd, qp.srtt - qp.min_rtt)
-        limit = qp.rack_time - wnd
-        q = qp.sendq
-        while q:
-            inf = q[0]
-            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
-                q.popleft()
-                continue
-            if inf.sent_at >= limit:
-                break
-            q.popleft()
-            self.stats.retx_sack += 1
-            self._lost(qp, inf, None)
-            self._suspect(qp, inf.ev)
-
-    def _suspect(self, qp: QueuePair, ev: int) -> None:
-        """A copy on `ev` is late past the reorder window: congestion or a
-        broken path? Probes travel in the high-priority queue, past any data
-        queue, so a reply comes back within a few base RTTs on a congested
-        path and never on a broken one; no reply in time retires the EV."""
-        if not qp.profile.enabled or qp.profile.state.get(ev) not in (EvState.GOOD, EvState.SKIP):
-            return
-        if any(e == ev for e, _, _ in qp.probe_sent.values()):
-            return
-        pid = self._send_probe(qp, ev, "suspect")
-        self.sim.at(2 * (qp.min_rtt or self.reorder_window), self._suspect_deadline, qp, pid)
-
-    def _suspect_deadline(self, qp: QueuePair, pid: int) -> None:
-        sent = qp.probe_sent.pop(pid, None)
-        if sent is not None and qp.error is None:
-            self.stats.suspects_lost += 1
-            self._retire(qp, sent[0])  # late data and a silent probe: the path is broken
-            self._pump(qp)
-
-    def _retire(self, qp: QueuePair, ev: int) -> None:
-        """A broken path: ASSUMED_BAD, and every copy still unacknowledged on
-        it is resent now (on the EVs that replace it)."""
-        self._event(qp, ev, EvEvent.LOSS)
-        for inf in qp.by_ev.get(ev, ()):
-            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
-                self.stats.retx_sack += 1
-                self._lost(qp, inf, None)
-
-    def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
-        """The peer's SACK says which of its NIC ports are down: stop (or
-        resume) sending on those planes."""
-        changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
-        for p in range(8):
-            if changed >> p & 1:
-                if peer_down >> p & 1:
-                    self._plane_lost(qp, p)
-                elif not self.ports_down >> p & 1 and qp.profile.enabled:
-                    qp.profile.plane_up(p)
-                    self._push_slots(qp)
-
     def _on_nack(self, qp: QueuePair, pkt: W.Mrc) -> None:
         ev, reason, psn = pkt.nack()
         self.stats.nacks += 1
@@ -500,24 +316,6 @@ class Endpoint:
             self.stats.retx_nack += 1
             self._lost(qp, inf, None)  # a trim is congestion, not a broken path
         self._pump(qp)
-
-    def _on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
-        ev, reply, probe_id = pkt.probe()
-        if not reply:  # answer over our freshest reverse EV, echoing the probed EV
-            self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
-                                  self._control_ev(qp, None), OP_PROBE, qp.peer_qpn, 0,
-                                  W.probe_ext(ev, 1, probe_id)))
-            return
-        sent = qp.probe_sent.pop(probe_id, None)
-        if sent is None:
-            return
-        ev, t, kind = sent
-        self._rtt_sample(qp, self.sim.now - t)
-        if kind == "path":
-            self._event(qp, ev, EvEvent.PROBE_OK)
-        else:
-            qp.reverse[ev_plane(ev)] = ev
-            qp.reverse_fresh[ev_plane(ev)] = self.sim.now
 
     def idle(self) -> bool:
         return not any(q.busy() for q in self.qps.values())

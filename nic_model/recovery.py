@@ -1,0 +1,111 @@
+"""Loss recovery of the MRC endpoint (a mixin of nic_model.endpoint.Endpoint):
+what finds a lost packet before the retransmission timeout, and the
+timeout itself. Order of action and reasoning: docs/nic.md, "Endpoint"."""
+
+from __future__ import annotations
+
+from nic_model.ev import EvEvent, EvState
+from nic_model.qp import Inflight, QueuePair
+
+
+class LossRecovery:
+    """Methods of Endpoint; they use its state (sim, stats, qps, ...)."""
+
+    def _tail_probe(self, qp: QueuePair, now: float) -> None:
+        """Nothing left to send and nothing heard for two smoothed RTTs:
+        resend the newest copy (on the next EV), so the SACK it draws shows
+        which of the copies before it were lost, long before a timeout."""
+        if qp.pending or qp.retx_queue or not qp.inflight or qp.srtt is None:
+            return
+        last = next((c for c in reversed(qp.sendq) if not c.lost and qp.inflight.get(c.seg.psn) is c), None)
+        if last is None or qp.tlp_at >= last.sent_at:
+            return
+        if now - last.sent_at >= 2 * qp.srtt and now - qp.ack_at >= 2 * qp.srtt:
+            qp.tlp_at = now
+            self.stats.tail_probes += 1
+            # The EVs of the copies still unacknowledged are suspect too: a
+            # probe each, so a dead path is retired in a few RTTs, not an RTO.
+            for ev in {c.ev for c in qp.sendq if not c.lost and qp.inflight.get(c.seg.psn) is c}:
+                self._suspect(qp, ev)
+            self._send_segment(qp, last.seg, retx=True)
+
+    def _timeouts(self, qp: QueuePair, now: float) -> None:
+        for inf in list(qp.sendq):
+            if now - inf.sent_at < self.rto:
+                break  # send order: nothing later can have expired
+            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+                continue
+            if now - inf.sent_at < min(self.rto * 2 ** inf.timeouts, self.rto_max):
+                continue
+            inf.timeouts += 1
+            self.stats.timeouts += 1
+            if inf.timeouts > self.retry_limit:
+                self._fail(qp, f"PSN {inf.seg.psn} not acknowledged after {self.retry_limit} retransmissions "
+                               f"by timeout (last EV {inf.ev:#x})")
+                return
+            self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
+        while qp.sendq and (qp.sendq[0].lost or qp.inflight.get(qp.sendq[0].seg.psn) is not qp.sendq[0]):
+            qp.sendq.popleft()
+
+    def _same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
+        """A path is FIFO: copies sent on the same EV before one that was
+        delivered, and not acknowledged, are lost. Certain, so the EV is
+        blamed (a trimmed copy is NACKed before a later copy's ACK returns)."""
+        q = qp.by_ev.get(hit.ev)
+        while q:
+            inf = q.popleft()
+            if inf is hit:
+                return
+            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+                self.stats.retx_sack += 1
+                self._lost(qp, inf, EvEvent.LOSS)
+
+    def _detect_losses(self, qp: QueuePair) -> None:
+        """RACK-style, across paths: a copy sent more than the reorder window
+        before a copy known delivered is lost. The window is at least the
+        queueing seen (srtt above the minimum) and doubles on every spurious
+        resend, so spraying's reordering across paths is not a loss."""
+        wnd = qp.reo_wnd
+        if qp.srtt is not None and qp.min_rtt is not None:
+            wnd = max(wnd, qp.srtt - qp.min_rtt)
+        limit = qp.rack_time - wnd
+        q = qp.sendq
+        while q:
+            inf = q[0]
+            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+                q.popleft()
+                continue
+            if inf.sent_at >= limit:
+                break
+            q.popleft()
+            self.stats.retx_sack += 1
+            self._lost(qp, inf, None)
+            self._suspect(qp, inf.ev)
+
+    def _suspect(self, qp: QueuePair, ev: int) -> None:
+        """A copy on `ev` is late past the reorder window: congestion or a
+        broken path? Probes travel in the high-priority queue, past any data
+        queue, so a reply comes back within a few base RTTs on a congested
+        path and never on a broken one; no reply in time retires the EV."""
+        if not qp.profile.enabled or qp.profile.state.get(ev) not in (EvState.GOOD, EvState.SKIP):
+            return
+        if any(e == ev for e, _, _ in qp.probe_sent.values()):
+            return
+        pid = self._send_probe(qp, ev, "suspect")
+        self.sim.at(2 * (qp.min_rtt or self.reorder_window), self._suspect_deadline, qp, pid)
+
+    def _suspect_deadline(self, qp: QueuePair, pid: int) -> None:
+        sent = qp.probe_sent.pop(pid, None)
+        if sent is not None and qp.error is None:
+            self.stats.suspects_lost += 1
+            self._retire(qp, sent[0])  # late data and a silent probe: the path is broken
+            self._pump(qp)
+
+    def _retire(self, qp: QueuePair, ev: int) -> None:
+        """A broken path: ASSUMED_BAD, and every copy still unacknowledged on
+        it is resent now (on the EVs that replace it)."""
+        self._event(qp, ev, EvEvent.LOSS)
+        for inf in qp.by_ev.get(ev, ()):
+            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+                self.stats.retx_sack += 1
+                self._lost(qp, inf, None)
