@@ -45,6 +45,7 @@ class EndpointCfg:
     retry_limit: int = 8
     probe_interval_us: float | None = None  # None: 2 base RTTs
     reorder_window_us: float | None = None  # None: 1 base RTT
+    ack_every: int = 1  # ACK coalescing: an ACK requested every N data packets
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,8 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
                            _num(er, "rto_us", "endpoint.", None, 0.01, 1e9),
                            _num(er, "retry_limit", "endpoint.", 8, 0, 1000, True),
                            _num(er, "probe_interval_us", "endpoint.", None, 0.01, 1e9),
-                           _num(er, "reorder_window_us", "endpoint.", None, 0, 1e9))
+                           _num(er, "reorder_window_us", "endpoint.", None, 0, 1e9),
+                           _num(er, "ack_every", "endpoint.", 1, 1, 64, True))
     transports = _transports(top.get("transports"), topo)
     workload = _workload(top.get("workload"), topo)
     if not isinstance(top.get("events") or [], list):

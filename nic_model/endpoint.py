@@ -56,6 +56,7 @@ class Endpoint(LossRecovery, PathState):
                  mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
                  probe_interval: float = 100.0, reorder_window: float | None = None,
                  dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
+                 ack_every: int = 1,
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_error: Callable[[int, str], None] | None = None,
                  slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
@@ -73,6 +74,9 @@ class Endpoint(LossRecovery, PathState):
         self.dscp_control, self.dscp_data, self.dscp_retx = d["control"], d["data_trimmable"], d["data_trimmable_retx"]
         self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
         self.keep_payload = keep_payload
+        # ACK coalescing through the BTH ack-request bit (1: an ACK per data
+        # packet). The receiver always answers CE marks and duplicates.
+        self.ack_every = ack_every
         self.rng = random.Random(seed)
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_error = on_error or (lambda qpn, reason: None)
@@ -130,9 +134,12 @@ class Endpoint(LossRecovery, PathState):
         self.stats.sent += 1
         self.stats.retransmits += retx
         payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
+        # Ask for an ACK on every ack_every-th packet, each message's last, and every resend.
+        ackreq = int(retx or self.ack_every == 1 or seg.psn % self.ack_every == 0
+                     or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
                               seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len),
-                              payload, ackreq=1))
+                              payload, ackreq=ackreq))
         self._arm_timer()
 
     def _pump(self, qp: QueuePair) -> None:
@@ -248,6 +255,8 @@ class Endpoint(LossRecovery, PathState):
                     self.stats.delivered += 1
                     data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
                     self.on_message(qp.qpn, msg_id, data)
+        if not pkt.ackreq and fresh and pkt.ecn != ECN_CE:
+            return  # coalesced: a later ACK's cumulative PSN and bitmap cover it
         bitmap = qp.sack_bitmap()
         ack = W.ack_ext(ev, int(pkt.ecn == ECN_CE), qp.cum_psn, psn, bitmap, self.ports_down)
         self.stats.acks_sent += 1
