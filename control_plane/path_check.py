@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from control_plane import addressing as A
+from mrc_wire.usid import shift
 from control_plane import switch_plan as S
 from control_plane.topology import Topology
 
@@ -50,17 +51,13 @@ class PathChecker:
 
     def _wire(self, name: str, port: int, plane: int) -> tuple[str, int]:
         """The device and port at the other end of `port` of switch `name`."""
-        t = self.topo
-        index = int(name.rsplit("-", 1)[1][1:])
-        if name.startswith("t1"):
-            return A.t0_name(plane, port), t.t0_uplink_port(index)
-        if port < t.hosts_per_t0:
-            return A.nic_name(index * t.hosts_per_t0 + port), 0
-        return A.t1_name(plane, port - t.hosts_per_t0), t.t1_downlink_port(index)
+        dev, peer_port = self.topo.peer(self.topo.device(name), port)
+        return str(dev), peer_port
 
     def _port_mac(self, device: str, port: int, plane: int) -> int:
-        if device.startswith("nic"):
-            return A.nic_mac(plane, int(device[4:]))
+        dev = self.topo.device(device)
+        if dev.kind == "nic":
+            return A.nic_mac(plane, dev.index)
         return self._switch(device)[2][port].src_mac
 
     def walk(self, src: int, dst: int, plane: int, spine: int) -> PathResult:
@@ -70,14 +67,14 @@ class PathChecker:
         da = int(A.path_carrier(t, plane, a, b, k, spine))
         device, hops = A.t0_name(plane, a), 0
         expect = 1 if a == b else 3
-        while not device.startswith("nic"):
+        while self.topo.device(device).is_switch:
             if hops > 6:
                 return PathResult(src, dst, plane, spine, False, hops, "loop")
             mine, routes, neighbours = self._switch(device)
             if da >> 80 == mine:
                 if da & ((1 << 80) - 1) == 0:
                     return PathResult(src, dst, plane, spine, False, hops, f"argument zero at {device}")
-                da = ((da >> 96) << 96) | ((da & ((1 << 80) - 1)) << 16)
+                da = shift(da)
             port = routes.get(da >> 80)
             if port is None:
                 return PathResult(src, dst, plane, spine, False, hops, f"no route at {device}")

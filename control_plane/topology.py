@@ -9,11 +9,11 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
-from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES
+from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, plane_port
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
@@ -76,6 +76,33 @@ class Topology:
     @property
     def switches(self) -> int:
         return self.planes * (self.t0_per_plane + self.t1_per_plane)
+
+    def cables(self) -> Iterator[tuple[DeviceId, int, DeviceId, int, int]]:
+        """Every cable once: (device a, its port, device b, its port, plane).
+        NIC n, plane p: NIC port plane_port(p) to T0(p, row) downlink n mod H;
+        T0(p, r) uplink j to T1(p, j) downlink r (DESIGN.md section 2)."""
+        H = self.hosts_per_t0
+        for p in range(self.planes):
+            for r in range(self.t0_per_plane):
+                t0 = DeviceId("t0", p, r)
+                for k in range(H):
+                    yield DeviceId("nic", 0, r * H + k), plane_port(p), t0, self.t0_downlink_port(k), p
+                for j in range(self.t1_per_plane):
+                    yield t0, self.t0_uplink_port(j), DeviceId("t1", p, j), self.t1_downlink_port(r), p
+
+    def peer(self, dev: DeviceId, port: int) -> tuple[DeviceId, int]:
+        """The device and port at the other end of `port` of `dev` (a switch:
+        a NIC's port names a plane, which plane_port gives)."""
+        H = self.hosts_per_t0
+        if dev.kind == "t1":
+            return DeviceId("t0", dev.plane, port), self.t0_uplink_port(dev.index)
+        if dev.kind == "t0" and port < H:
+            return DeviceId("nic", 0, dev.index * H + port), plane_port(dev.plane)
+        if dev.kind == "t0":
+            return DeviceId("t1", dev.plane, port - H), self.t1_downlink_port(dev.index)
+        plane = port - plane_port(0)
+        row, k = divmod(dev.index, H)
+        return DeviceId("t0", plane, row), self.t0_downlink_port(k)
 
     def has(self, dev: DeviceId) -> bool:
         """Whether `dev` is a device of this topology."""

@@ -15,7 +15,7 @@ from control_plane.topology import Topology
 from fabric_sim.links import Egress, LiveDepth
 from mrc_wire import entries as E
 from mrc_wire import ids
-from mrc_wire.constants import ETH_LEN, HOST_PORT, plane_port
+from mrc_wire.constants import ETH_LEN, HOST_PORT
 from mrc_wire.ids import DeviceId
 from nic_model.endpoint import Endpoint
 from nic_model.nic_pipeline import NicModel
@@ -108,16 +108,11 @@ class Fabric:
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
         for n in range(t.nics):
             self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp))
-        for p in range(t.planes):
-            for r in range(t.t0_per_plane):
-                t0 = self.switches[ids.t0(p, r)]
-                for k in range(t.hosts_per_t0):
-                    nic = self.nics[r * t.hosts_per_t0 + k]
-                    self._cable(ids.nic(nic.n), nic, plane_port(p), ids.t0(p, r), t0, t.t0_downlink_port(k), p,
-                                self.cfg.nic_gbps, "nic")
-                for j in range(t.t1_per_plane):
-                    self._cable(ids.t0(p, r), t0, t.t0_uplink_port(j), ids.t1(p, j), self.switches[ids.t1(p, j)],
-                                t.t1_downlink_port(r), p, self.cfg.fabric_gbps, "fabric")
+        for a, pa, b, pb, plane in t.cables():
+            na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
+            nic = a.kind == "nic"
+            self._cable(a, na, pa, b, self.switches[b], pb, plane,
+                        self.cfg.nic_gbps if nic else self.cfg.fabric_gbps, "nic" if nic else "fabric")
 
     def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
         model = SwitchModel(str(dev))

@@ -86,7 +86,6 @@ class Bmv2Fabric:
 
     def _start(self, specs: dict[int, list[nic_plan.QpSpec]]) -> None:
         t = self.topo
-        pairs = []
         for name in S.switch_names(t):
             st = S.switch_state(t, name)
             self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
@@ -97,14 +96,10 @@ class Bmv2Fabric:
             self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
             self.nics[n] = _Nic(NicEvControl(self.sessions[name], st))
-            for p in range(t.planes):
-                pairs.append(((ids.nic(n), plane_port(p)), (ids.t0(p, n // t.hosts_per_t0), t.t0_downlink_port(n % t.hosts_per_t0))))
-        for p in range(t.planes):
-            for r in range(t.t0_per_plane):
-                for j in range(t.t1_per_plane):
-                    pairs.append(((ids.t0(p, r), t.t0_uplink_port(j)), (ids.t1(p, j), t.t1_downlink_port(r))))
         ifaces = []
-        for (da, pa), (db, pb) in pairs:
+        for da, pa, db, pb, _ in t.cables():
+            if str(da) not in self.devices:
+                continue  # a NIC without QPs is not started
             cable = (self.devices[str(da)].host_iface(pa), self.devices[str(db)].host_iface(pb))
             self.cables[frozenset((da, db))] = cable
             ifaces.append(cable)

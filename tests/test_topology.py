@@ -67,3 +67,18 @@ def test_device_errors_name_the_list_entry():
     e = err({**BASE, "devices": two})
     assert e.path == "devices[1].grpc" and "already used by t0-p0-r0" in e.reason
     assert err({**BASE, "devices": [{**dev, "grpc": "nohost"}]}).path == "devices[0].grpc"
+
+
+def test_cables_and_peer_describe_the_same_wiring():
+    t = topology.parse({"planes": 2, "t0_per_plane": 3, "t1_per_plane": 4, "hosts_per_t0": 5})
+    cables = list(t.cables())
+    assert len(cables) == 2 * 3 * 5 + 2 * 3 * 4
+    ends = set()
+    for a, pa, b, pb, plane in cables:
+        assert t.peer(a, pa) == (b, pb) and t.peer(b, pb) == (a, pa)
+        assert b.plane == plane and (a.kind == "nic" or a.plane == plane)
+        ends |= {(a, pa), (b, pb)}
+    assert len(ends) == 2 * len(cables), "a port is cabled twice"
+    nic7 = t.device("nic-7")  # row 1, downlink 2
+    assert t.peer(nic7, 1 + 1) == (t.device("t0-p1-r1"), 2)
+    assert t.peer(t.device("t1-p0-s3"), 2) == (t.device("t0-p0-r2"), 5 + 3)
