@@ -75,10 +75,10 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
                                      on_message=drv.delivered, slot_sink=node.slots)
+    nic_gbps = fab.cfg.nic_gbps * topo.planes
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
-            nic_gbps = fab.cfg.nic_gbps * topo.planes
             ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
                        cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
             eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
