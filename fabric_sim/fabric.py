@@ -34,6 +34,15 @@ class LinkConfig:
     high_queue: int = 1024
 
 
+def base_rtt(c: LinkConfig, mtu: int) -> float:
+    """µs: a full-size data packet across both tiers and its ACK back, on
+    empty queues."""
+    data = ETH_LEN + 40 + 40 + 8 + 12 + 16 + mtu
+    ack = ETH_LEN + 40 + 40 + 8 + 12 + 20
+    per_byte = 2 * 8.0 / (c.nic_gbps * 1e3) + 2 * 8.0 / (c.fabric_gbps * 1e3)
+    return 8 * c.prop_us + (data + ack) * per_byte
+
+
 class SwitchNode:
     __slots__ = ("dev", "model", "egress", "unrouted", "_process")
 
@@ -156,13 +165,7 @@ class Fabric:
             yield b
 
     def base_rtt(self, mtu: int) -> float:
-        """µs: a full-size data packet across both tiers and its ACK back,
-        on empty queues."""
-        c = self.cfg
-        data = ETH_LEN + 40 + 40 + 8 + 12 + 16 + mtu
-        ack = ETH_LEN + 40 + 40 + 8 + 12 + 20
-        per_byte = 2 * 8.0 / (c.nic_gbps * 1e3) + 2 * 8.0 / (c.fabric_gbps * 1e3)
-        return 8 * c.prop_us + (data + ack) * per_byte
+        return base_rtt(self.cfg, mtu)
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         """Whether both directions of every cable of one path are up."""

@@ -15,6 +15,7 @@ divided by `SCALE`. Compare delivery outcomes, not times.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Callable
 
 from control_plane import addressing as A
@@ -26,11 +27,11 @@ from control_plane.session import Session
 from control_plane.topology import Topology
 from fabric_sim import transport, workload
 from fabric_sim.driver import Driver
+from fabric_sim.fabric import LinkConfig, base_rtt
 from fabric_sim.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, plane_port
-from nic_model.cc import CcState
 from nic_model.endpoint import Endpoint
 from nic_model.realtime import RealClock
 from testbed import toolchain
@@ -166,15 +167,20 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         clock = fab.sim = RealClock(host_poller(host, eps))
         drv = Driver(msgs, links, lambda n: eps[n], lambda: clock.now / SCALE)
         for n, nic in fab.nics.items():
-            # Timers for BMv2's millisecond RTTs; a small window: BMv2 forwards thousands of packets a second.
+            # Timers for BMv2's millisecond RTTs.
             nic.endpoint = eps[n] = Endpoint(clock, A.nic_address(topo, n).packed, lambda raw, s=host[n]: s.send(ETH + raw),
                                              mtu=sc.endpoint.mtu, rto=300_000, probe_interval=50_000,
                                              reorder_window=50_000, dscp=topo.dscp, keep_payload=False,
                                              seed=sc.seed + n, on_message=drv.delivered, slot_sink=nic.slots)
+        # The models' initial window (a packet count: it means the same on
+        # BMv2), so both fabrics send the same packets before the first ACK.
+        rtt = base_rtt(LinkConfig(**sc.links.__dict__), sc.endpoint.mtu)
+        flows = Counter(a for a, _ in links)
         for (a, b), qps in links.items():
             for q in qps:
-                eps[a].connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a, cc=CcState(cwnd=4, max_cwnd=8))
-                eps[b].connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b, cc=CcState(cwnd=4, max_cwnd=8))
+                for src, dst, mine, peer, prof in ((a, b, q.qpn_a, q.qpn_b, q.prof_a), (b, a, q.qpn_b, q.qpn_a, q.prof_b)):
+                    cc = transport.initial_cc(sc.links.nic_gbps * topo.planes, sc.endpoint.mtu, rtt, flows[a] * qpp)
+                    eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
         reconv = transport.Reconverger(fab, links, t.reconvergence_us * SCALE) if t.kind == "single_path" else None
         on_fault = reconv.fault if reconv else (lambda: None)
         for m in msgs:
