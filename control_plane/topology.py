@@ -104,6 +104,16 @@ class Topology:
         row, k = divmod(dev.index, H)
         return DeviceId("t0", plane, row), self.t0_downlink_port(k)
 
+    def path_cables(self, src: int, dst: int, plane: int, spine: int) -> list[tuple[DeviceId, DeviceId]]:
+        """The cables a path from NIC src to NIC dst crosses (no spine within a row)."""
+        ra, rb = src // self.hosts_per_t0, dst // self.hosts_per_t0
+        a, b = DeviceId("t0", plane, ra), DeviceId("t0", plane, rb)
+        hops = [(DeviceId("nic", 0, src), a), (DeviceId("nic", 0, dst), b)]
+        if ra != rb:
+            t1 = DeviceId("t1", plane, spine)
+            hops += [(a, t1), (b, t1)]
+        return hops
+
     def has(self, dev: DeviceId) -> bool:
         """Whether `dev` is a device of this topology."""
         if dev.kind == "nic":

@@ -169,9 +169,4 @@ class Fabric:
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         """Whether both directions of every cable of one path are up."""
-        t = self.topo
-        ra, rb = src // t.hosts_per_t0, dst // t.hosts_per_t0
-        hops = [(ids.nic(src), ids.t0(plane, ra)), (ids.nic(dst), ids.t0(plane, rb))]
-        if ra != rb:
-            hops += [(ids.t0(plane, ra), ids.t1(plane, spine)), (ids.t0(plane, rb), ids.t1(plane, spine))]
-        return all(e.up for a, b in hops for e in self.links[frozenset((a, b))])
+        return all(e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))])

@@ -118,12 +118,8 @@ class Bmv2Fabric:
                 (ep.port_up if up else ep.port_down)(other.plane)
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
-        t = self.topo
-        ra, rb = src // t.hosts_per_t0, dst // t.hosts_per_t0
-        hops = [(ids.nic(src), ids.t0(plane, ra)), (ids.nic(dst), ids.t0(plane, rb))]
-        if ra != rb:
-            hops += [(ids.t0(plane, ra), ids.t1(plane, spine)), (ids.t0(plane, rb), ids.t1(plane, spine))]
-        return not any(self.cables.get(frozenset(h)) in self.relay.cut for h in hops)
+        return not any(self.cables.get(frozenset(h)) in self.relay.cut
+                       for h in self.topo.path_cables(src, dst, plane, spine))
 
     def stop(self) -> None:
         if hasattr(self, "relay"):

@@ -14,24 +14,10 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.packet import Packet, bind_layers
 
-ROCE_PORT = 4791
-
-OP_WRITE_FIRST = 0xC6
-OP_WRITE_MIDDLE = 0xC7
-OP_WRITE_LAST = 0xC8
-OP_WRITE_LAST_IMM = 0xC9
-OP_WRITE_ONLY = 0xCA
-OP_WRITE_ONLY_IMM = 0xCB
-OP_ACK = 0xD1
-OP_SACK = 0xDC
-OP_NACK = 0xDD
-OP_PROBE = 0xDE
-DATA_OPCODES = range(OP_WRITE_FIRST, OP_WRITE_ONLY_IMM + 1)
-
-NACK_TRIMMED = 1
-NACK_TRIMMED_LASTHOP = 2
-
-SACK_BITS = 64
+from mrc_wire.constants import (  # noqa: F401 (the one source; re-exported for tests)
+    DATA_OPCODES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST,
+    OP_WRITE_LAST, OP_WRITE_LAST_IMM, OP_WRITE_MIDDLE, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM, ROCE_PORT, SACK_BITS,
+)
 
 
 class BTH(Packet):
