@@ -5,6 +5,7 @@ port exchanges a multi-packet message: it completes, and the EV is retired
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import finsy as fy
@@ -141,6 +142,12 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
         try:
             eps[A_NIC].send_message(A_QPN, DATA)
             clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
+            # A resend sent just before the sender went idle may still be in
+            # BMv2: let the relay see every data packet before counting.
+            deadline = time.monotonic() + 2.0
+            while sum(link.data_from.get("a", Counter()).values()) < sum(run.predicted.values()) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.02)
         finally:
             link.stop()
         run.seen, run.dropped, run.used = link.seen, link.dropped, link.data_from.get("a", Counter())
