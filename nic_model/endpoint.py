@@ -202,7 +202,6 @@ class Endpoint(LossRecovery, PathState):
         if busy:
             self._arm_timer()
 
-
     # ---- receive --------------------------------------------------------------
     def receive(self, raw: bytes) -> None:
         pkt = W.parse(raw)

@@ -59,9 +59,13 @@ class PathState:
     def port_up(self, plane: int) -> None:
         self.ports_down &= ~(1 << plane)
         for qp in self.qps.values():
-            if not qp.peer_down >> plane & 1 and qp.profile.enabled:
-                qp.profile.plane_up(plane)
-                self._push_slots(qp)
+            self._plane_back(qp, plane)
+
+    def _plane_back(self, qp: QueuePair, plane: int) -> None:
+        """The plane is usable again once neither end's port is down."""
+        if not self._plane_down(qp, plane) and qp.profile.enabled:
+            qp.profile.plane_up(plane)
+            self._push_slots(qp)
 
     def _plane_lost(self, qp: QueuePair, plane: int) -> None:
         if not qp.profile.enabled:
@@ -69,7 +73,7 @@ class PathState:
         qp.profile.plane_down(plane)
         self._push_slots(qp)
         for inf in qp.sendq:
-            if not inf.lost and ev_plane(inf.ev) == plane and qp.inflight.get(inf.seg.psn) is inf:
+            if ev_plane(inf.ev) == plane and qp.outstanding(inf):
                 self._lost(qp, inf, None)
         self._pump(qp)
 
@@ -95,9 +99,8 @@ class PathState:
             if changed >> p & 1:
                 if peer_down >> p & 1:
                     self._plane_lost(qp, p)
-                elif not self.ports_down >> p & 1 and qp.profile.enabled:
-                    qp.profile.plane_up(p)
-                    self._push_slots(qp)
+                else:
+                    self._plane_back(qp, p)
 
     def _on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
         ev, reply, probe_id = pkt.probe()

@@ -148,5 +148,10 @@ class QueuePair:
         """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
         return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF
 
+    def outstanding(self, inf: Inflight) -> bool:
+        """Whether this copy is the PSN's latest, not acknowledged and not
+        already queued for resending (copies go stale in sendq and by_ev)."""
+        return not inf.lost and self.inflight.get(inf.seg.psn) is inf
+
     def busy(self) -> bool:
         return self.error is None and bool(self.inflight or self.pending or self.retx_queue)

@@ -17,7 +17,7 @@ class LossRecovery:
         which of the copies before it were lost, long before a timeout."""
         if qp.pending or qp.retx_queue or not qp.inflight or qp.srtt is None:
             return
-        last = next((c for c in reversed(qp.sendq) if not c.lost and qp.inflight.get(c.seg.psn) is c), None)
+        last = next((c for c in reversed(qp.sendq) if qp.outstanding(c)), None)
         if last is None or qp.tlp_at >= last.sent_at:
             return
         if now - last.sent_at >= 2 * qp.srtt and now - qp.ack_at >= 2 * qp.srtt:
@@ -25,15 +25,15 @@ class LossRecovery:
             self.stats.tail_probes += 1
             # The EVs of the copies still unacknowledged are suspect too: a
             # probe each, so a dead path is retired in a few RTTs, not an RTO.
-            for ev in {c.ev for c in qp.sendq if not c.lost and qp.inflight.get(c.seg.psn) is c}:
+            for ev in {c.ev for c in qp.sendq if qp.outstanding(c)}:
                 self._suspect(qp, ev)
             self._send_segment(qp, last.seg, retx=True)
 
     def _timeouts(self, qp: QueuePair, now: float) -> None:
-        for inf in list(qp.sendq):
+        for inf in qp.sendq:  # nothing below adds to or takes from sendq
             if now - inf.sent_at < self.rto:
                 break  # send order: nothing later can have expired
-            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+            if not qp.outstanding(inf):
                 continue
             if now - inf.sent_at < min(self.rto * 2 ** inf.timeouts, self.rto_max):
                 continue
@@ -44,7 +44,7 @@ class LossRecovery:
                                f"by timeout (last EV {inf.ev:#x})")
                 return
             self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
-        while qp.sendq and (qp.sendq[0].lost or qp.inflight.get(qp.sendq[0].seg.psn) is not qp.sendq[0]):
+        while qp.sendq and not qp.outstanding(qp.sendq[0]):
             qp.sendq.popleft()
 
     def _same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
@@ -56,7 +56,7 @@ class LossRecovery:
             inf = q.popleft()
             if inf is hit:
                 return
-            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+            if qp.outstanding(inf):
                 self.stats.retx_sack += 1
                 self._lost(qp, inf, EvEvent.LOSS)
 
@@ -72,7 +72,7 @@ class LossRecovery:
         q = qp.sendq
         while q:
             inf = q[0]
-            if inf.lost or qp.inflight.get(inf.seg.psn) is not inf:
+            if not qp.outstanding(inf):
                 q.popleft()
                 continue
             if inf.sent_at >= limit:
@@ -106,6 +106,6 @@ class LossRecovery:
         it is resent now (on the EVs that replace it)."""
         self._event(qp, ev, EvEvent.LOSS)
         for inf in qp.by_ev.get(ev, ()):
-            if not inf.lost and qp.inflight.get(inf.seg.psn) is inf:
+            if qp.outstanding(inf):
                 self.stats.retx_sack += 1
                 self._lost(qp, inf, None)
