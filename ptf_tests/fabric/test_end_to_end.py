@@ -11,77 +11,36 @@ import pytest
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from control_plane import p4_entities as P
-from control_plane import switch_plan as S
-from testbed.bmv2 import Bmv2Switch, start_with_tables
-from control_plane.ev_control import NicEvControl
-from control_plane.session import Session
+from fabric_sim.on_bmv2 import Bmv2Fabric
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState
 from nic_model.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
-from testbed.links import Link, host_poller, sock
+from testbed.links import host_poller, sock
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
 
 
-class Fabric:
-    """BMv2 devices with their tables, and the links between their ports."""
+class Fabric(Bmv2Fabric):
+    """The BMv2 fabric of the scenario runner (every switch and both NICs as
+    simple_switch_grpc, tables from our controller, cables as a relay) with
+    one QP from NIC A to NIC B."""
 
     def __init__(self) -> None:
-        self.devices: dict[str, Bmv2Switch] = {}
-        self.sessions: dict[str, Session] = {}
-        self.links: list[tuple[tuple[str, int], tuple[str, int]]] = []
         self.profiles = {
             A_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8),
             B_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8, salt=1),
         }
         for p in self.profiles.values():
             p.mirror = True
-        self.nic_states = {
-            A_NIC: self._nic_state(A_NIC, A_QPN, B_QPN),
-            B_NIC: self._nic_state(B_NIC, B_QPN, A_QPN),
-        }
+        super().__init__(TOPO, {A_NIC: [self._spec(A_NIC, A_QPN, B_QPN)], B_NIC: [self._spec(B_NIC, B_QPN, A_QPN)]})
 
-    def _nic_state(self, nic: int, qpn: int, peer: int) -> N.NicState:
+    def _spec(self, nic: int, qpn: int, peer: int) -> N.QpSpec:
         prof = self.profiles[nic]
-        backups = tuple(e for pool in prof.backups.values() for e in pool)
-        return N.nic_state(TOPO, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)])
-
-    def _start(self, name: str, ports: list[int], program: str, desired, tables, defaults, extra=()) -> None:
-        self.devices[name], self.sessions[name] = start_with_tables(name, ports, program, desired, tables, defaults,
-                                                                    list(extra), log=False)
-
-    def start(self) -> None:
-        H, R, Sp = TOPO.hosts_per_t0, TOPO.t0_per_plane, TOPO.t1_per_plane
-        for name in S.switch_names(TOPO):
-            st = S.switch_state(TOPO, name)
-            ports = sorted(n.port for n in st.neighbours)
-            self._start(name, ports, "switch", [P.to_p4(e) for e in st.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
-        for nic, st in self.nic_states.items():
-            ports = [N.HOST_PORT] + [N.plane_port(p) for p in range(TOPO.planes)]
-            self._start(A.nic_name(nic), ports, "nic", [P.to_p4(e) for e in st.entries()], P.NIC_TABLES,
-                        P.NIC_DEFAULTS, [P.notice_session(st.notice)])
-            for p in range(TOPO.planes):
-                self.links.append(((A.nic_name(nic), N.plane_port(p)), (A.t0_name(p, nic // H), TOPO.t0_downlink_port(nic % H))))
-        for p in range(TOPO.planes):
-            for r in range(R):
-                for j in range(Sp):
-                    self.links.append(((A.t0_name(p, r), TOPO.t0_uplink_port(j)), (A.t1_name(p, j), TOPO.t1_downlink_port(r))))
-        self.relay = Link([(self.devices[da].host_iface(pa), self.devices[db].host_iface(pb))
-                           for (da, pa), (db, pb) in self.links])
-        self.relay.start()
-
-    def stop(self) -> None:
-        if hasattr(self, "relay"):
-            self.relay.stop()
-        for s in self.sessions.values():
-            s.close()
-        for d in self.devices.values():
-            d.stop()
+        return N.QpSpec(qpn, peer, tuple(prof.home), tuple(e for pool in prof.backups.values() for e in pool))
 
     def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes], Endpoint, Endpoint]:
         """Send `data` from NIC A's endpoint to NIC B's; return what B got."""
@@ -90,9 +49,8 @@ class Fabric:
         eps: dict[int, Endpoint] = {}
 
         clock = RealClock(host_poller(host, eps))
-        control = NicEvControl(self.sessions[A.nic_name(A_NIC)], self.nic_states[A_NIC])
         eps[A_NIC] = Endpoint(clock, addr(A_NIC), lambda raw: host[A_NIC].send(ETH + raw), rto=100_000,
-                              slot_sink=control.push)
+                              slot_sink=self.nics[A_NIC].slots)
         eps[B_NIC] = Endpoint(clock, addr(B_NIC), lambda raw: host[B_NIC].send(ETH + raw), rto=100_000,
                               on_message=lambda q, m, d: got.append(d))
         eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), self.profiles[A_NIC])
@@ -112,9 +70,8 @@ def fabric():
     reason = bmv2_skip_reason("switch") or bmv2_skip_reason("nic")
     if reason:
         pytest.skip(f"BMv2: {reason}")
-    f = Fabric()
+    f = Fabric()  # started; it stops what it started if a step fails
     try:
-        f.start()
         yield f
     finally:
         f.stop()
