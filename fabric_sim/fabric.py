@@ -156,9 +156,6 @@ class Fabric:
             raise ValueError(f"no cable between {a} and {b}")
         return pair
 
-    def links_of(self, dev: DeviceId) -> Iterator[tuple[Egress, Egress]]:
-        return (pair for key, pair in self.links.items() if dev in key)
-
     def egresses(self) -> Iterator[Egress]:
         for a, b in self.links.values():
             yield a

@@ -31,7 +31,7 @@ from fabric_sim.fabric import LinkConfig, base_rtt
 from fabric_sim.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport
 from mrc_wire import ids
-from mrc_wire.constants import HOST_PORT, plane_port
+from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from nic_model.endpoint import Endpoint
 from nic_model.realtime import RealClock
 from testbed import toolchain
@@ -203,8 +203,6 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
 
 
 def _switch_drops(fab: Bmv2Fabric) -> dict[str, int]:
-    from mrc_wire.constants import SWITCH_DROPS  # noqa: PLC0415
-
     out = dict.fromkeys(SWITCH_DROPS, 0)
     for name in S.switch_names(fab.topo):
         for i, reason in enumerate(SWITCH_DROPS):
