@@ -26,7 +26,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 # Compile every P4 program into bmv2_configs/build/ (skipped, with a note,
 # when p4c-bm2-ss is absent: the committed JSON and P4Info are used).
 build: $(VENV)/.installed
-	$(PY) -m testbed.toolchain
+	$(PY) -m testbed.build
 
 test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
 	$(PY) -m pytest

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Callable
 
 from control_plane import addressing as A
+from control_plane.counters import read_drops
 from control_plane import nic_plan
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
@@ -205,6 +206,6 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
 def _switch_drops(fab: Bmv2Fabric) -> dict[str, int]:
     out = dict.fromkeys(SWITCH_DROPS, 0)
     for name in S.switch_names(fab.topo):
-        for i, reason in enumerate(SWITCH_DROPS):
-            out[reason] += fab.sessions[name].counter("drop_reasons", i)[0]
+        for reason, n in read_drops(fab.sessions[name]).items():
+            out[reason] += n
     return out

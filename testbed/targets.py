@@ -20,9 +20,10 @@ from ptf import testutils
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.counters import read_drops, read_total
 from testbed.bmv2 import start_with_tables
 from control_plane.ev_control import slot_updates
-from mrc_wire.constants import NIC_DROPS, SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EVENTS
+from mrc_wire.constants import NIC_DROPS, SWITCH_EVENTS as EVENTS
 from nic_model.nic_pipeline import NicModel
 from nic_model.switch_model import SwitchModel
 
@@ -213,10 +214,12 @@ class SwitchBmv2Target(Bmv2Target):
         self.session.write([~P.to_p4(cfg)])
 
     def drop_count(self, reason: str) -> int:
-        return self.counter("drop_reasons", DROP_REASONS.index(reason))
+        return read_drops(self.session)[reason]
 
     def event_count(self, event: str) -> int:
-        return self.counter("congestion_events", EVENTS.index(event))
+        if event not in EVENTS:
+            raise KeyError(f"unknown congestion event {event!r} (known: {', '.join(EVENTS)})")
+        return read_total(self.session, event)
 
     def port_counts(self, port: int) -> tuple[int, int, int]:
         return self.counter("port_rx", port), self.counter("port_tx", port), self.counter("port_drop", port)

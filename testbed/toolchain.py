@@ -139,23 +139,3 @@ def compile_program(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path
         raise RuntimeError(f"p4c failed for {program}:\n{proc.stderr}")
     digest_path(program, out_dir).write_text(sources_digest(program) + "\n")
     return p4info, json_path
-
-
-def main() -> None:
-    """`python -m testbed.toolchain`: compile every program (make build)."""
-    if p4c() is None:
-        print("p4c-bm2-ss not found: using the committed JSON and P4Info in bmv2_configs/build/")
-        return
-    for program in PROGRAMS:
-        p4info, json_path = compile_program(program)
-        print(f"compiled {program}: {json_path.relative_to(REPO)}, {p4info.relative_to(REPO)}")
-    for compiler, found in (("p4test", p4test()), ("p4c-dpdk", p4c_dpdk())):
-        for name in CHECK_ONLY:
-            if found is None:
-                print(f"{compiler} not found: {name} not checked with it")
-                continue
-            check_program(name, compiler)
-            print(f"checked {name} ({CHECK_ONLY[name]}) with {compiler}")
-
-if __name__ == "__main__":
-    main()

@@ -4,9 +4,11 @@ side, and equal to a fresh compile where p4c is present."""
 import json
 import re
 
+import finsy as fy
 import pytest
 
 from control_plane import p4_entities as P
+from control_plane.counters import drop_reasons
 from mrc_wire import constants as C
 from testbed import toolchain
 
@@ -19,10 +21,18 @@ def _consts(prefix: str, path=TYPES, width: str = r"\d+") -> dict[str, int]:
     return {name.lower(): int(v) for name, v in pat.findall(path.read_text())}
 
 
-def test_switch_drop_reason_and_event_indices_match_mrc_wire():
-    drops = {k: v for k, v in _consts("DROP").items() if k != "reasons"}
-    assert drops == {name: i for i, name in enumerate(C.SWITCH_DROPS)}
-    assert _consts("EVENT") == {name: i for i, name in enumerate(C.SWITCH_EVENTS)}
+def test_switch_drop_reasons_in_the_p4info_match_mrc_wire():
+    """The model's reason names are the P4 enum's, in the committed P4Info."""
+    p4info, _ = toolchain.artifacts("switch")
+    assert drop_reasons(p4info) == {name: i for i, name in enumerate(C.SWITCH_DROPS)}
+
+
+def test_switch_event_counters_and_classes_match_mrc_wire():
+    """Each congestion event the model counts is a per-port counter of that
+    name in the P4Info."""
+    schema = fy.P4Schema(toolchain.artifacts("switch")[0])
+    for event in C.SWITCH_EVENTS:
+        assert schema.counters[event].size == C.MAX_PORTS
     assert _consts("CLASS", width="2") == {"normal": C.CLASS_NORMAL, "trimmable": C.CLASS_TRIMMABLE,
                                            "priority": C.CLASS_PRIORITY}
 

@@ -1,13 +1,28 @@
 // Every difference between P4 targets lives here (DASH style). The stage
 // files use only these names, so a PNA (or, later, TNA) build swaps this
 // header and the top file, not the pipeline. Select with -DTARGET_V1MODEL
-// (BMv2, the default) or -DTARGET_PNA (compile-only NIC variant).
+// (BMv2, the default), -DTARGET_PNA (compile-only NIC variant) or
+// -DTARGET_TNA (the switch on Tofino 1, p4src/switch/switch_tna.p4).
 #ifndef MRC_TARGET_P4
 #define MRC_TARGET_P4
 
 #include <core.p4>
 
-#if defined(TARGET_PNA)
+#if defined(TARGET_TNA)
+#include <tna.p4>
+
+// Tofino: the switch top file (switch_tna.p4) owns the intrinsic metadata;
+// the stage files see ports, depths and counters only through these names.
+typedef PortId_t port_t;
+typedef bit<19>  qdepth_t;       // eg_intr_md.enq_qdepth width (cells)
+#define PORT_CONST(n)     ((port_t)(n))
+#define COUNTER_PACKETS(N)       Counter<bit<64>, bit<32>>(N, CounterType_t.PACKETS)
+#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, CounterType_t.PACKETS_AND_BYTES)
+#define DIRECT_COUNTER_PACKETS   DirectCounter<bit<64>>(CounterType_t.PACKETS)
+#define DIRECT_COUNTERS   counters
+#define NUM_PORTS  512
+
+#elif defined(TARGET_PNA)
 #include <pna.p4>
 
 typedef PortId_t port_t;
@@ -30,6 +45,7 @@ typedef PortId_t port_t;
 // p4c-dpdk wants the packet length for byte counts: PNA counts packets only.
 #define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
 #define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS)
+#define DIRECT_COUNTER_PACKETS       DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS)
 #define DIRECT_COUNTERS   pna_direct_counter
 #define NUM_PORTS  512
 
@@ -60,6 +76,7 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define COUNTER_PACKETS(N)       counter(N, CounterType.packets)
 #define COUNTER_PACKETS_BYTES(N) counter(N, CounterType.packets_and_bytes)
 #define DIRECT_COUNTER_PACKETS_BYTES direct_counter(CounterType.packets_and_bytes)
+#define DIRECT_COUNTER_PACKETS       direct_counter(CounterType.packets)
 #define DIRECT_COUNTERS   counters
 #define ENQ_QDEPTH        ((qdepth_t)sm.enq_qdepth)
 #define IS_I2E_CLONE      (sm.instance_type == 1)

@@ -1,17 +1,29 @@
-// Stage 5: ECN marking and trimming against run-time thresholds.
-// BMv2 shows queue depth only in egress, so egress records each port's
-// data-queue depth in port_qdepth and ingress decides on that value; this
-// lets a trimmed stub be put in the high-priority queue, as an MMU would.
-control Congestion(inout headers_t hdr, inout metadata_t meta,
-                   inout STD_META_T STD_META) {
-    counter(2, CounterType.packets) congestion_events;
+// Stage 5: ECN marking and the trim decision against run-time thresholds,
+// on meta.qdepth, the data-queue depth of the egress port. Where that depth
+// comes from, and how a trimmed packet is cut and queued, is the top
+// file's business (docs/switch.md): BMv2 decides in ingress on the depth
+// its egress recorded; Tofino decides in egress on the real enqueue depth.
+#ifndef MRC_SWITCH_CONGESTION_P4
+#define MRC_SWITCH_CONGESTION_P4
 
-    action set_congestion(qdepth_t ecn_threshold, qdepth_t trim_threshold,
+control Congestion(inout headers_t hdr, inout metadata_t meta) {
+    // Per egress port, one counter per event: Tofino lets a packet touch a
+    // counter once, and a packet can be both marked and trimmed.
+    COUNTER_PACKETS(NUM_PORTS) ecn_marked;
+    COUNTER_PACKETS(NUM_PORTS) trimmed;
+
+    // The comparisons are made here, as differences one bit wider than
+    // their operands: a Tofino gateway compares a field with a constant,
+    // never two fields, and an action's ALU computes parameter - field
+    // (not field - parameter). "Room" <= 0 (sign bit set, or zero) means
+    // the depth has reached the threshold.
+    action set_congestion(threshold_t ecn_threshold, threshold_t trim_threshold,
                           bit<32> trim_bytes, bit<6> dscp_trimmed,
                           bit<6> dscp_trimmed_lasthop) {
-        meta.ecn_threshold = ecn_threshold;
-        meta.trim_threshold = trim_threshold;
-        meta.trim_bytes = trim_bytes;
+        meta.ecn_room = ecn_threshold - (threshold_t)meta.qdepth;
+        meta.trim_room = trim_threshold - (threshold_t)meta.qdepth;
+        meta.len_room = trim_bytes[16:0] - (bit<17>)meta.pkt_len;
+        meta.trim_bytes = (bit<16>)trim_bytes;
         meta.dscp_trimmed = dscp_trimmed;
         meta.dscp_trimmed_lasthop = dscp_trimmed_lasthop;
     }
@@ -23,49 +35,36 @@ control Congestion(inout headers_t hdr, inout metadata_t meta,
         size = 1;
     }
 
-    action set_class(bit<2> cls) { meta.cls = cls; }
-
-    table dscp_class {
-        key = { hdr.ipv6.dscp : exact @name("dscp"); }
-        actions = { set_class; @defaultonly NoAction; }
-        default_action = NoAction;   // unknown DSCP: CLASS_NORMAL
-        size = 64;
-    }
-
     apply {
         congestion_config.apply();
-        dscp_class.apply();
-        port_qdepth.read(meta.qdepth, (bit<32>)OUT_PORT);
 
         if (hdr.ipv6.ecn != ECN_NOT_ECT && meta.host_facing == 0 &&
-                meta.qdepth >= meta.ecn_threshold) {
+                (meta.ecn_room[19:19] == 1 || meta.ecn_room == 0)) {
             hdr.ipv6.ecn = ECN_CE;
-            congestion_events.count(EVENT_ECN_MARKED);
+            ecn_marked.count((bit<32>)meta.out_port);
         }
 
-        if (meta.cls == CLASS_PRIORITY) {
-            SET_PRIORITY(PRIO_HIGH);
-        } else if (meta.qdepth >= meta.trim_threshold) {
+        if (meta.cls != CLASS_PRIORITY &&
+                (meta.trim_room[19:19] == 1 || meta.trim_room == 0)) {
             if (meta.cls == CLASS_TRIMMABLE) {
                 if (meta.host_facing == 1) {
                     hdr.ipv6.dscp = meta.dscp_trimmed_lasthop;
                 } else {
                     hdr.ipv6.dscp = meta.dscp_trimmed;
                 }
-                if (PKT_LEN > meta.trim_bytes) {
-                    TRUNCATE(meta.trim_bytes);
+                if (meta.len_room[16:16] == 1) {   // longer than trim_bytes
+                    meta.trim = 1;
                     hdr.ipv6.payload_len =
-                        (bit<16>)(meta.trim_bytes - ETH_IPV6_BYTES);
+                        meta.trim_bytes - (bit<16>)ETH_IPV6_BYTES;
                 }
-                SET_PRIORITY(PRIO_HIGH);
                 meta.cls = CLASS_PRIORITY;
-                congestion_events.count(EVENT_TRIMMED);
+                trimmed.count((bit<32>)meta.out_port);
             } else {
                 meta.drop = 1;
-                meta.drop_reason = DROP_CONGESTION;
+                meta.drop_reason = drop_reason_t.CONGESTION;
             }
-        } else {
-            SET_PRIORITY(PRIO_DATA);
         }
     }
 }
+
+#endif

@@ -1,7 +1,10 @@
-// Parser and deparser: Ethernet, then IPv6. A bad header is left to
-// ingress (parser_error), which drops and counts it.
-parser SwitchParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
-                    inout STD_META_T STD_META) {
+// Header parser and deparser, called by each target's top parser. The
+// IPv6 version is checked by a transition, not verify() (which Tofino has
+// not): a wrong version marks the packet malformed for ingress to drop.
+#ifndef MRC_SWITCH_PARSER_P4
+#define MRC_SWITCH_PARSER_P4
+
+parser SwitchHeaderParser(packet_in pkt, out headers_t hdr, inout metadata_t meta) {
     state start {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -11,14 +14,22 @@ parser SwitchParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_ipv6 {
         pkt.extract(hdr.ipv6);
-        verify(hdr.ipv6.version == 6, error.BadIPv6Version);
+        transition select(hdr.ipv6.version) {
+            6: accept;
+            default: bad_version;
+        }
+    }
+    state bad_version {
+        meta.malformed = 1;
         transition accept;
     }
 }
 
-control SwitchDeparser(packet_out pkt, in headers_t hdr) {
+control SwitchHeaderDeparser(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv6);
     }
 }
+
+#endif

@@ -1,17 +1,19 @@
 // Stage 2-4: static /48 neighbour table, hop limit, Ethernet rewrite.
-control Routing(inout headers_t hdr, inout metadata_t meta,
-                inout STD_META_T STD_META) {
-    action set_port(port_t port) { OUT_PORT = port; }
+#ifndef MRC_SWITCH_ROUTING_P4
+#define MRC_SWITCH_ROUTING_P4
+
+control Routing(inout headers_t hdr, inout metadata_t meta) {
+    action set_port(port_t port) { meta.out_port = port; }
     action route_miss() {
         meta.drop = 1;
-        meta.drop_reason = DROP_NO_ROUTE;
+        meta.drop_reason = drop_reason_t.NO_ROUTE;
     }
 
     table usid_route {
-        key = { hdr.ipv6.dst_addr[127:80] : exact @name("locator"); }
+        key = { meta.locator : exact @name("locator"); }
         actions = { set_port; @defaultonly route_miss; }
         const default_action = route_miss;
-        size = 1024;
+        size = ROUTE_TABLE_SIZE;
     }
 
     action set_neighbour(bit<48> src_mac, bit<48> dst_mac, bit<1> host_facing) {
@@ -21,14 +23,14 @@ control Routing(inout headers_t hdr, inout metadata_t meta,
     }
     action neighbour_miss() {
         meta.drop = 1;
-        meta.drop_reason = DROP_NO_NEIGHBOUR;
+        meta.drop_reason = drop_reason_t.NO_NEIGHBOUR;
     }
 
     table port_neighbour {
-        key = { OUT_PORT : exact @name("port"); }
+        key = { meta.out_port : exact @name("port"); }
         actions = { set_neighbour; @defaultonly neighbour_miss; }
         const default_action = neighbour_miss;
-        size = NUM_PORTS;
+        size = NEIGHBOUR_TABLE_SIZE;
     }
 
     apply {
@@ -36,7 +38,7 @@ control Routing(inout headers_t hdr, inout metadata_t meta,
         if (meta.drop == 0) {
             if (hdr.ipv6.hop_limit <= 1) {
                 meta.drop = 1;
-                meta.drop_reason = DROP_HOP_LIMIT;
+                meta.drop_reason = drop_reason_t.HOP_LIMIT;
             } else {
                 hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
                 port_neighbour.apply();
@@ -44,3 +46,5 @@ control Routing(inout headers_t hdr, inout metadata_t meta,
         }
     }
 }
+
+#endif

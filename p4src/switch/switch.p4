@@ -1,15 +1,30 @@
-// MRC fabric switch (DESIGN.md section 4): SRv6 uSID forwarding with
-// static tables, ECN marking and trimming. One file per stage.
+// MRC fabric switch (DESIGN.md section 4) on v1model (BMv2): SRv6 uSID
+// forwarding with static tables, ECN marking and trimming. The stages are
+// target-neutral (one file each); this top file is the only v1model code.
 #include "../include/target.p4"
 #include "types.p4"
 #include "parser.p4"
-#include "usid.p4"
-#include "routing.p4"
+#include "forward.p4"
+#include "congestion.p4"
+#include "drops.p4"
 
-// Data-queue depth per egress port, written by egress, read by ingress.
+const bit<3> PRIO_DATA = 0;
+const bit<3> PRIO_HIGH = 7;
+
+// BMv2 shows queue depth only in egress: egress records each port's
+// data-queue depth here and ingress decides on it, so that a trimmed stub
+// can still be put in the high-priority queue, as an MMU would.
 register<qdepth_t>(NUM_PORTS) port_qdepth;
 
-#include "congestion.p4"
+parser SwitchParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
+                    inout standard_metadata_t sm) {
+    SwitchHeaderParser() headers;
+    state start {
+        meta.in_port = sm.ingress_port;
+        headers.apply(pkt, hdr, meta);
+        transition accept;
+    }
+}
 
 control SwitchVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply { }   // IPv6 has no header checksum
@@ -20,52 +35,52 @@ control SwitchComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
 }
 
 control SwitchIngress(inout headers_t hdr, inout metadata_t meta,
-                      inout STD_META_T STD_META) {
-    counter(NUM_PORTS, CounterType.packets_and_bytes) port_rx;
-    counter(NUM_PORTS, CounterType.packets) port_drop;
-    counter(NUM_DROP_REASONS, CounterType.packets) drop_reasons;
-
-    UsidEnd() usid;
-    Routing() routing;
+                      inout standard_metadata_t sm) {
+    SwitchForward() forward;
     Congestion() congestion;
+    DropStats() drops;
 
     apply {
-        port_rx.count((bit<32>)IN_PORT);
-        if (PARSER_ERR != error.NoError) {
-            meta.drop = 1;
-            meta.drop_reason = DROP_MALFORMED;
-        } else if (!hdr.ipv6.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = DROP_NOT_IPV6;
-        } else {
-            usid.apply(hdr, meta);
-            if (meta.drop == 0) {
-                routing.apply(hdr, meta, STD_META);
-            }
-            if (meta.drop == 0) {
-                congestion.apply(hdr, meta, STD_META);
-            }
+        forward.apply(hdr, meta, sm.parser_error != error.NoError);
+        if (meta.drop == 0) {
+            port_qdepth.read(meta.qdepth, (bit<32>)meta.out_port);
+            meta.pkt_len = (bit<16>)sm.packet_length;
+            congestion.apply(hdr, meta);
         }
         if (meta.drop == 1) {
-            drop_reasons.count(meta.drop_reason);
-            port_drop.count((bit<32>)IN_PORT);
-            DROP();
+            drops.apply(meta);
+            mark_to_drop(sm);
+        } else {
+            sm.egress_spec = meta.out_port;
+            if (meta.cls == CLASS_PRIORITY) {
+                sm.priority = PRIO_HIGH;
+            } else {
+                sm.priority = PRIO_DATA;
+            }
+            if (meta.trim == 1) {
+                truncate((bit<32>)meta.trim_bytes);
+            }
         }
     }
 }
 
 control SwitchEgress(inout headers_t hdr, inout metadata_t meta,
-                     inout STD_META_T STD_META) {
-    counter(NUM_PORTS, CounterType.packets_and_bytes) port_tx;
+                     inout standard_metadata_t sm) {
+    COUNTER_PACKETS_BYTES(NUM_PORTS) port_tx;
 
     apply {
         // Trimmed stubs and control use the high queue: only data-queue
         // packets tell us the depth that congestion decisions need.
         if (meta.cls != CLASS_PRIORITY) {
-            port_qdepth.write((bit<32>)EG_PORT, ENQ_QDEPTH);
+            port_qdepth.write((bit<32>)sm.egress_port, (qdepth_t)sm.enq_qdepth);
         }
-        port_tx.count((bit<32>)EG_PORT);
+        port_tx.count((bit<32>)sm.egress_port);
     }
+}
+
+control SwitchDeparser(packet_out pkt, in headers_t hdr) {
+    SwitchHeaderDeparser() headers;
+    apply { headers.apply(pkt, hdr); }
 }
 
 V1Switch(SwitchParser(), SwitchVerifyChecksum(), SwitchIngress(),

@@ -11,6 +11,7 @@ import pytest
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
+from control_plane.counters import read_total
 from fabric_sim.on_bmv2 import Bmv2Fabric
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState
@@ -96,14 +97,14 @@ def test_trimming_spine_turns_into_nacks_and_the_message_completes(fabric):
     hot = A.t1_name(0, 0)
     port = TOPO.t1_downlink_port(B_NIC // TOPO.hosts_per_t0)
     fabric.devices[hot].cli([f"register_write port_qdepth {port} {TOPO.congestion.trim_threshold}"])
-    trimmed_before = fabric.counter(hot, "congestion_events", 0)
+    trimmed_before = read_total(fabric.sessions[hot], "trimmed")
     try:
         data = bytes(i % 241 for i in range(32 * 1024))
         got, sender, receiver = fabric.exchange(data)
     finally:
         fabric.devices[hot].cli([f"register_write port_qdepth {port} 0"])
     assert got == [data]
-    assert fabric.counter(hot, "congestion_events", 0) > trimmed_before
+    assert read_total(fabric.sessions[hot], "trimmed") > trimmed_before
     assert sender.stats.nacks >= 1 and sender.stats.retransmits >= 1
     assert receiver.stats.trim_notices >= sender.stats.nacks  # a notice for every NACK
     skipped = [ev for ev, event, st in fabric.profiles[A_NIC].log if st is EvState.SKIP]
