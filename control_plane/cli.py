@@ -101,7 +101,7 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
     async def one(name: str) -> tuple[str, bool]:
         """(the device's line, whether it is as planned)."""
         device = topo.devices[name]
-        desired = [P.to_p4(e) for e in S.switch_state(topo, name).entries()]
+        desired = [P.to_p4(e) for e in S.device_entries(topo, name)]
         async with installer.connect(device, p4info, blob if action == "install" else None) as sw:
             if action == "install":
                 d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch,

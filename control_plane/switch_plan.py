@@ -122,6 +122,22 @@ def switch_state(topo: Topology, name: str) -> SwitchState:
     return Planner(topo).switch_state(name)
 
 
+def device_entries(topo: Topology, name: str) -> list[object]:
+    """The switch's planned entries in the device's own port numbers: the
+    topology's `port_map` for that device applied to every port field."""
+    entries = switch_state(topo, name).entries()
+    device = topo.devices.get(name)
+    if device is None or not device.port_map:
+        return entries
+    pm = device.port_map
+    out = []
+    for e in entries:
+        if isinstance(e, (UsidRoute, PortNeighbour)):
+            e = replace(e, port=pm[e.port])
+        out.append(e)
+    return out
+
+
 def switch_names(topo: Topology) -> list[str]:
     names = [A.t0_name(p, r) for p in range(topo.planes) for r in range(topo.t0_per_plane)]
     return names + [A.t1_name(p, j) for p in range(topo.planes) for j in range(topo.t1_per_plane)]

@@ -36,6 +36,9 @@ class Device:
     name: str
     grpc_addr: str
     device_id: int
+    # Logical port (the topology's numbering) -> the device's own port (a
+    # Tofino device port, say); empty: the same numbers.
+    port_map: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,12 @@ class Topology:
             t1 = DeviceId("t1", plane, spine)
             hops += [(a, t1), (b, t1)]
         return hops
+
+    def switch_ports(self, dev: DeviceId) -> range:
+        """The logical ports of a switch."""
+        if dev.kind == "t0":
+            return range(self.hosts_per_t0 + self.t1_per_plane)
+        return range(self.t0_per_plane)
 
     def has(self, dev: DeviceId) -> bool:
         """Whether `dev` is a device of this topology."""
@@ -244,8 +253,35 @@ def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
         if key in addrs:
             raise TopologyError(f"{path}grpc", f"{grpc} device {device_id} is already used by {addrs[key]}")
         addrs[key] = name
-        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id)
+        port_map = _port_map(item.get("port_map"), f"{path}port_map", topo, topo.device(str(name)))
+        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id, port_map=port_map)
     return devices
+
+
+def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
+    """A complete, one-to-one map of the switch's logical ports to device ports."""
+    if raw is None:
+        return {}
+    if not dev.is_switch:
+        raise TopologyError(path, "only a switch takes a port map (a NIC's ports are fixed)")
+    if not isinstance(raw, dict):
+        raise TopologyError(path, "expected a mapping of logical port to device port")
+    ports = topo.switch_ports(dev)
+    out: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for logical, device_port in raw.items():
+        if not isinstance(logical, int) or isinstance(logical, bool) or logical not in ports:
+            raise TopologyError(path, f"{logical!r} is not a port of {dev} (ports {ports.start}..{ports.stop - 1})")
+        if not isinstance(device_port, int) or isinstance(device_port, bool) or not 0 <= device_port < MAX_PORTS:
+            raise TopologyError(f"{path}.{logical}", f"expected a device port 0..{MAX_PORTS - 1}, got {device_port!r}")
+        if device_port in used:
+            raise TopologyError(f"{path}.{logical}", f"device port {device_port} is also port {used[device_port]}'s")
+        used[device_port] = logical
+        out[logical] = device_port
+    missing = [p for p in ports if p not in out]
+    if missing:
+        raise TopologyError(path, f"logical ports {missing} are not mapped (a port map names every port)")
+    return out
 
 
 def load(path: str | Path) -> Topology:

@@ -82,3 +82,44 @@ def test_cables_and_peer_describe_the_same_wiring():
     nic7 = t.device("nic-7")  # row 1, downlink 2
     assert t.peer(nic7, 1 + 1) == (t.device("t0-p1-r1"), 2)
     assert t.peer(t.device("t1-p0-s3"), 2) == (t.device("t0-p0-r2"), 5 + 3)
+
+
+# T0 of BASE: ports 0, 1 (hosts) and 2, 3 (uplinks). Tofino-style device ports.
+T0_MAP = {0: 128, 1: 136, 2: 144, 3: 152}
+
+
+def test_port_map_translates_every_port_field_of_the_plan():
+    from control_plane import switch_plan as S
+    from mrc_wire.entries import PortNeighbour, UsidRoute
+
+    dev = {"name": "t0-p0-r0", "grpc": "10.0.0.1:9559", "device_id": 1, "port_map": T0_MAP}
+    topo = topology.parse({**BASE, "devices": [dev]})
+    logical = S.switch_state(topo, "t0-p0-r0").entries()
+    mapped = S.device_entries(topo, "t0-p0-r0")
+    assert len(mapped) == len(logical)
+    for a, b in zip(logical, mapped):
+        if isinstance(a, (UsidRoute, PortNeighbour)):
+            assert b.port == T0_MAP[a.port] and replace_port(b, a.port) == a
+        else:
+            assert a == b
+    assert S.device_entries(topo, "t0-p0-r1") == S.switch_state(topo, "t0-p0-r1").entries()  # no map
+
+
+def replace_port(entry, port):
+    from dataclasses import replace
+
+    return replace(entry, port=port)
+
+
+def test_port_map_errors_name_the_port():
+    dev = {"name": "t0-p0-r0", "grpc": "10.0.0.1:9559", "device_id": 1}
+    e = err({**BASE, "devices": [{**dev, "port_map": {**T0_MAP, 4: 160}}]})
+    assert e.path == "devices[0].port_map" and "4 is not a port of t0-p0-r0 (ports 0..3)" in e.reason
+    e = err({**BASE, "devices": [{**dev, "port_map": {**T0_MAP, 3: 128}}]})
+    assert e.path == "devices[0].port_map.3" and "device port 128 is also port 0's" in e.reason
+    e = err({**BASE, "devices": [{**dev, "port_map": {0: 128, 1: 136}}]})
+    assert "logical ports [2, 3] are not mapped" in e.reason
+    e = err({**BASE, "devices": [{**dev, "port_map": {**T0_MAP, 0: 512}}]})
+    assert e.path == "devices[0].port_map.0" and "0..511" in e.reason
+    e = err({**BASE, "devices": [{**dev, "name": "nic-0", "port_map": {0: 1}}]})
+    assert "only a switch takes a port map" in e.reason
