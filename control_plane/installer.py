@@ -55,11 +55,14 @@ async def connect(
     election_id: int = 10,
     timeout: float = DEFAULT_TIMEOUT,
     force_pipeline: bool = False,
+    loaded: bool = False,
 ) -> AsyncIterator[fy.Switch]:
     """Open a primary P4Runtime session; set the pipeline if `p4blob` is given
-    and the device's cookie differs (or `force_pipeline`)."""
+    and the device's cookie differs (or `force_pipeline`). With `loaded`,
+    never set it: use the device's own P4Info, which must match `p4info`
+    (a lab's device runs a pipeline loaded by its own tools)."""
     opts = fy.SwitchOptions(
-        p4info=p4info,
+        p4info=None if loaded else p4info,
         p4blob=p4blob,
         p4force=force_pipeline,
         device_id=device.device_id,
@@ -80,9 +83,28 @@ async def connect(
     except Exception as exc:  # grpc/OS errors while connecting
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc}") from None
     try:
+        if loaded:
+            _check_loaded(device, sw, p4info)
         yield sw
     finally:
         await sw.__aexit__(None, None, None)
+
+
+def _check_loaded(device: Device, sw: fy.Switch, p4info: Path) -> None:
+    """The device's loaded P4Info must name the same entities, with the
+    same ids, as the P4Info we plan against."""
+    if not sw.p4info.exists:
+        raise DeviceError(device.name, f"no pipeline loaded at {device.grpc_addr} (push one, or load it first)")
+
+    def ids(schema: fy.P4Schema) -> set[tuple[str, int, str]]:
+        kinds = ("tables", "actions", "counters", "direct_counters", "registers")
+        return {(k, e.id, e.name) for k in kinds for e in getattr(schema, k)}
+
+    want, have = ids(fy.P4Schema(p4info)), ids(sw.p4info)
+    if want != have:
+        diff = sorted(f"{k} {n} ({i:#x})" for k, i, n in want ^ have)
+        raise DeviceError(device.name, f"loaded pipeline's P4Info differs from {p4info.name}: "
+                                       f"{len(diff)} entities differ, e.g. {', '.join(diff[:4])}")
 
 
 def _key(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:

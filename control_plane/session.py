@@ -17,12 +17,13 @@ T = TypeVar("T")
 
 
 class Session:
-    def __init__(self, device: Device, p4info: Path, p4blob: Path | None = None, *, election_id: int = 10, timeout: float = 10.0):
+    def __init__(self, device: Device, p4info: Path, p4blob: Path | None = None, *, election_id: int = 10,
+                 timeout: float = 10.0, loaded: bool = False):
         self.device = device
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"p4rt-{device.name}", daemon=True)
         self._thread.start()
-        self._cm = installer.connect(device, p4info, p4blob, election_id=election_id, timeout=timeout)
+        self._cm = installer.connect(device, p4info, p4blob, election_id=election_id, timeout=timeout, loaded=loaded)
         try:
             self.switch: fy.Switch = self.run(self._cm.__aenter__())
         except BaseException:
@@ -54,6 +55,11 @@ class Session:
 
     def verify(self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]) -> installer.Diff:
         return self.run(installer.verify(self.switch, desired, tables, defaults))
+
+    def snapshot(self, tables: Sequence[str], defaults: Sequence[str]) -> list[fy.P4TableEntry]:
+        """What `tables` (and the default actions of `defaults`) hold now:
+        reconcile to it later to leave the device as it was found."""
+        return self.run(installer.read_entries(self.switch, tables, defaults))
 
     def write(self, updates: Sequence[Any]) -> None:
         self.run(self.switch.write(updates))

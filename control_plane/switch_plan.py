@@ -125,17 +125,16 @@ def switch_state(topo: Topology, name: str) -> SwitchState:
 def device_entries(topo: Topology, name: str) -> list[object]:
     """The switch's planned entries in the device's own port numbers: the
     topology's `port_map` for that device applied to every port field."""
-    entries = switch_state(topo, name).entries()
     device = topo.devices.get(name)
-    if device is None or not device.port_map:
+    return map_ports(switch_state(topo, name).entries(), device.port_map if device else {})
+
+
+def map_ports(entries: list[object], port_map: dict[int, int]) -> list[object]:
+    """`entries` with every port field translated through `port_map`
+    (logical -> device port); an empty map changes nothing."""
+    if not port_map:
         return entries
-    pm = device.port_map
-    out = []
-    for e in entries:
-        if isinstance(e, (UsidRoute, PortNeighbour)):
-            e = replace(e, port=pm[e.port])
-        out.append(e)
-    return out
+    return [replace(e, port=port_map[e.port]) if isinstance(e, (UsidRoute, PortNeighbour)) else e for e in entries]
 
 
 def switch_names(topo: Topology) -> list[str]:

@@ -1,13 +1,20 @@
-"""Fixtures: a `target` parametrized over the reference model and BMv2.
+"""Fixtures: a `target` (switch) and `nic_target` (NIC) parametrized over
+the reference model and BMv2, or one running P4Runtime device.
 
-The BMv2 switch is started once per session (simple_switch_grpc on veth
-pairs, gRPC on loopback), loaded with the committed JSON and P4Info, and
-given the demo T0's tables by our installer. Where BMv2 cannot run, the
-bmv2 cases are skipped with the reason; the model cases always run.
+By default the BMv2 switch is started once per session (simple_switch_grpc
+on veth pairs, gRPC on loopback), loaded with the committed JSON and
+P4Info, and given the demo T0's tables by our installer. Where BMv2 cannot
+run, the bmv2 cases are skipped with the reason; the model cases always run.
+
+With --p4rt-addr the suites run against a device that is already running
+(docs/ptf.md): the same test bodies, target "remote"; tests that need a
+BMv2-only knob (marker `bmv2_knob`) or start their own BMv2s are skipped
+with the reason.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -15,7 +22,69 @@ import pytest
 from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
+from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
 from testbed.targets import NicBmv2Target, NicModelTarget, SwitchBmv2Target, SwitchModelTarget
+
+REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("remote", "the packet suites against a running P4Runtime device (docs/ptf.md)")
+    g.addoption("--p4rt-addr", metavar="HOST:PORT", help="run the switch or NIC suite on this running device")
+    g.addoption("--p4rt-device-id", type=int, default=1, metavar="N", help="its P4Runtime device id (default 1)")
+    g.addoption("--p4rt-program", choices=["switch", "nic"], default="switch",
+                help="the program the device runs: which suite runs (default switch)")
+    g.addoption("--p4rt-pipeline", choices=["loaded", "push"], default="loaded",
+                help="use the pipeline the device has (default), or push ours (BMv2 JSON)")
+    g.addoption("--p4rt-p4info", type=Path, metavar="FILE", help="P4Info (default: the committed one)")
+    g.addoption("--p4rt-blob", type=Path, metavar="FILE", help="device config to push (default: committed BMv2 JSON)")
+    g.addoption("--interface", action="append", default=[], metavar="[0-]PORT@IFACE",
+                help="ptf's form: the interface cabled to this port (repeat per port)")
+    g.addoption("--port-map", type=Path, metavar="FILE",
+                help='JSON list of {"ptf_port", "p4_port", "iface_name"} (fabric-tna style), for device ports')
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bmv2_knob(what): needs a BMv2-only knob; skipped on a remote device")
+    addr = config.getoption("--p4rt-addr")
+    remote = None
+    if addr:
+        ports = {port: (port, iface) for port, iface in map(parse_interface, config.getoption("--interface"))}
+        if config.getoption("--port-map"):
+            ports.update(load_port_map(config.getoption("--port-map")))
+        remote = RemoteDevice(addr, config.getoption("--p4rt-device-id"),
+                              config.getoption("--p4rt-pipeline") == "push", config.getoption("--p4rt-p4info"),
+                              config.getoption("--p4rt-blob"), ports)
+    config.stash[REMOTE_KEY] = remote
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    remote = metafunc.config.stash[REMOTE_KEY]
+    for name in ("target", "nic_target"):
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, ["remote"] if remote else ["model", "bmv2"], indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    remote = config.stash[REMOTE_KEY]
+    if remote is None:
+        return
+    program = config.getoption("--p4rt-program")
+    mine = "target" if program == "switch" else "nic_target"
+    for item in items:
+        if "ptf_tests" not in item.path.parts:
+            continue
+        knob = item.get_closest_marker("bmv2_knob")
+        fixtures = getattr(item, "fixturenames", ())
+        if knob:
+            why = f"needs {knob.args[0]}, a BMv2-only knob: not on the remote device {remote.addr}"
+        elif mine in fixtures:
+            continue
+        elif {"target", "nic_target"} & set(fixtures):
+            why = f"a {'NIC' if program == 'switch' else 'switch'} test: the remote device {remote.addr} runs the {program} program"
+        else:
+            why = f"starts its own BMv2 or kernel peers: not a test of the remote device {remote.addr}"
+        item.add_marker(pytest.mark.skip(reason=why))
 
 
 def bmv2_skip_reason(program: str = "switch") -> str | None:
@@ -38,12 +107,27 @@ def bmv2_t0() -> Iterator[SwitchBmv2Target]:
     target.close()
 
 
-@pytest.fixture(params=["model", "bmv2"])
+@pytest.fixture(scope="session")
+def remote_switch(request: pytest.FixtureRequest) -> Iterator[SwitchRemoteTarget]:
+    target = SwitchRemoteTarget(request.config.stash[REMOTE_KEY], T0, T0_PORTS)
+    yield target
+    target.close()  # the tables as found
+
+
+@pytest.fixture(scope="session")
+def remote_nic(request: pytest.FixtureRequest) -> Iterator[NicRemoteTarget]:
+    target = NicRemoteTarget(request.config.stash[REMOTE_KEY], nic_fabric.NIC, nic_fabric.PORTS)
+    yield target
+    target.close()
+
+
+@pytest.fixture
 def target(request: pytest.FixtureRequest):
     if request.param == "model":
         yield SwitchModelTarget(T0, T0_PORTS)
         return
-    t: SwitchBmv2Target = request.getfixturevalue("bmv2_t0")
+    fixture = "remote_switch" if request.param == "remote" else "bmv2_t0"
+    t: SwitchBmv2Target = request.getfixturevalue(fixture)
     t.reset()
     yield t
     t.reset()
@@ -59,13 +143,14 @@ def bmv2_nic() -> Iterator[NicBmv2Target]:
     target.close()
 
 
-@pytest.fixture(params=["model", "bmv2"])
+@pytest.fixture
 def nic_target(request: pytest.FixtureRequest):
     """NIC 0 of the demo fabric with QP 1 to NIC 3, fresh rotation."""
     if request.param == "model":
         yield NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
         return
-    t: NicBmv2Target = request.getfixturevalue("bmv2_nic")
+    fixture = "remote_nic" if request.param == "remote" else "bmv2_nic"
+    t: NicBmv2Target = request.getfixturevalue(fixture)
     t.reset()
     yield t
     t.reset()

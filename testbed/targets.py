@@ -21,6 +21,7 @@ from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import read_drops, read_total
+from control_plane.session import Session
 from testbed.bmv2 import start_with_tables
 from control_plane.ev_control import slot_updates
 from mrc_wire.constants import NIC_DROPS, SWITCH_EVENTS as EVENTS
@@ -147,29 +148,26 @@ def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
     return dp
 
 
-class Bmv2Target:
-    """simple_switch_grpc running `program` with `desired` installed by our
-    controller, driven through ptf on veth pairs."""
+class P4RuntimeTarget:
+    """A P4Runtime device driven through ptf on its interfaces. Subclasses
+    own how the device is reached (started BMv2, or a running device)."""
 
     name = "bmv2"
 
-    def __init__(self, device_name: str, ports: list[int], program: str, desired: list[fy.P4TableEntry],
-                 tables: Sequence[str], defaults: Sequence[str], extra: Sequence[Any] = ()):
-        self.ports = ports
+    def __init__(self, session: Session, ifaces: dict[int, str], ports: list[int],
+                 desired: list[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]):
+        self.session, self.ports = session, ports
         self.desired, self.tables, self.defaults = desired, tables, defaults
-        self.bmv2, self.session = start_with_tables(device_name, ports, program, desired, tables, defaults, list(extra))
-        try:
-            self.dataplane = ptf_dataplane({p: self.bmv2.host_iface(p) for p in ports})
-        except BaseException:
-            self.session.close()
-            self.bmv2.stop()
-            raise
+        self.dataplane = ptf_dataplane(ifaces)
         self.test = _PtfTest(self.dataplane)
 
     def close(self) -> None:
         self.dataplane.kill()
         self.session.close()
-        self.bmv2.stop()
+
+    def dev_port(self, port: int) -> int:
+        """The device's own number of a logical port (counter indices)."""
+        return port
 
     def send(self, port: int, pkt: object) -> None:
         testutils.send_packet(self.test, port, pkt)
@@ -190,7 +188,50 @@ class Bmv2Target:
         return self.session.counter(name, index)[0]
 
 
-class SwitchBmv2Target(Bmv2Target):
+class Bmv2Target(P4RuntimeTarget):
+    """simple_switch_grpc, started here, running `program` with `desired`
+    installed by our controller, driven through ptf on veth pairs."""
+
+    def __init__(self, device_name: str, ports: list[int], program: str, desired: list[fy.P4TableEntry],
+                 tables: Sequence[str], defaults: Sequence[str], extra: Sequence[Any] = ()):
+        self.bmv2, session = start_with_tables(device_name, ports, program, desired, tables, defaults, list(extra))
+        try:
+            super().__init__(session, {p: self.bmv2.host_iface(p) for p in ports}, ports, desired, tables, defaults)
+        except BaseException:
+            session.close()
+            self.bmv2.stop()
+            raise
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.bmv2.stop()
+
+
+class SwitchCounters:
+    """What the switch suites read from a P4Runtime switch (mixed into a
+    P4RuntimeTarget: uses its session, counter and dev_port)."""
+
+    session: Session
+
+    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+        self.session.write([~P.to_p4(cfg)])
+
+    def drop_count(self, reason: str) -> int:
+        return read_drops(self.session)[reason]
+
+    def event_count(self, event: str) -> int:
+        if event not in EVENTS:
+            raise KeyError(f"unknown congestion event {event!r} (known: {', '.join(EVENTS)})")
+        return read_total(self.session, event)
+
+    def port_counts(self, port: int) -> tuple[int, int, int]:
+        d = self.dev_port(port)
+        return self.counter("port_rx", d), self.counter("port_tx", d), self.counter("port_drop", d)
+
+
+class SwitchBmv2Target(SwitchCounters, Bmv2Target):
     def __init__(self, state: S.SwitchState, ports: list[int]):
         super().__init__(state.name, ports, "switch", [P.to_p4(e) for e in state.entries()],
                          P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
@@ -210,32 +251,12 @@ class SwitchBmv2Target(Bmv2Target):
             self.dirty_ports.clear()
         self.set_congestion(self.state.congestion)
 
-    def set_congestion(self, cfg: S.CongestionConfig) -> None:
-        self.session.write([~P.to_p4(cfg)])
 
-    def drop_count(self, reason: str) -> int:
-        return read_drops(self.session)[reason]
+class NicCounters:
+    """What the NIC suites read and change on a P4Runtime NIC (mixed into
+    a P4RuntimeTarget)."""
 
-    def event_count(self, event: str) -> int:
-        if event not in EVENTS:
-            raise KeyError(f"unknown congestion event {event!r} (known: {', '.join(EVENTS)})")
-        return read_total(self.session, event)
-
-    def port_counts(self, port: int) -> tuple[int, int, int]:
-        return self.counter("port_rx", port), self.counter("port_tx", port), self.counter("port_drop", port)
-
-
-class NicBmv2Target(Bmv2Target):
-    def __init__(self, state: N.NicState, ports: list[int]):
-        super().__init__(state.name, ports, "nic", [P.to_p4(e) for e in state.entries()],
-                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
-        self.state = state
-
-    def reset(self) -> None:
-        """Between tests: planned tables back (slots), rotation from slot 0."""
-        super().reset()
-        self.session.reconcile(self.desired, self.tables, self.defaults)
-        self.bmv2.cli(["register_reset qp_rotation"])
+    session: Session
 
     def drop_count(self, reason: str) -> int:
         return self.counter("nic_drops", NIC_DROPS.index(reason))
@@ -251,6 +272,19 @@ class NicBmv2Target(Bmv2Target):
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
         """Retire or restore EVs: one batched Write of slot_ev modifies."""
         self.session.write(slot_updates(writes))
+
+
+class NicBmv2Target(NicCounters, Bmv2Target):
+    def __init__(self, state: N.NicState, ports: list[int]):
+        super().__init__(state.name, ports, "nic", [P.to_p4(e) for e in state.entries()],
+                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
+        self.state = state
+
+    def reset(self) -> None:
+        """Between tests: planned tables back (slots), rotation from slot 0."""
+        super().reset()
+        self.session.reconcile(self.desired, self.tables, self.defaults)
+        self.bmv2.cli(["register_reset qp_rotation"])
 
 
 def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:

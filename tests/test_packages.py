@@ -44,3 +44,4 @@ def test_pytest_is_a_test_extra_not_a_runtime_dependency():
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert not [d for d in meta["dependencies"] if d.lower().startswith("pytest")]
     assert any(d.startswith("pytest") for d in meta["optional-dependencies"]["test"])
+

@@ -2,6 +2,7 @@
 
 from collections import Counter
 
+import pytest
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -13,6 +14,10 @@ from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_data
 
 
+ROTATION_RESET = "the QP's rotation back at slot 0 (BMv2 Thrift register_reset qp_rotation)"
+
+
+@pytest.mark.bmv2_knob(ROTATION_RESET)
 def test_exact_encapsulation_cross_spine(nic_target):
     pkt = host_data(PEER)
     nic_target.send(N.HOST_PORT, pkt)
@@ -22,6 +27,7 @@ def test_exact_encapsulation_cross_spine(nic_target):
     nic_target.verify_no_other_packets()
 
 
+@pytest.mark.bmv2_knob(ROTATION_RESET)
 def test_exact_encapsulation_same_row(nic_target):
     first = host_data(SAME_ROW_PEER)
     second = host_data(SAME_ROW_PEER, psn=6)

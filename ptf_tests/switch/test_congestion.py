@@ -3,9 +3,13 @@ depth 64, trimming at 128, trim_bytes 256). Depth is set per egress port."""
 
 from dataclasses import replace
 
+import pytest
 from scapy.layers.inet6 import IPv6
 
 from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, forwarded, frame, sid_dl, sid_t0, sid_t1
+
+# Every test places a packet at a queue depth through BMv2's Thrift runtime.
+pytestmark = pytest.mark.bmv2_knob("a set queue depth (BMv2 Thrift register_write port_qdepth)")
 
 ECN_AT = TOPO.congestion.ecn_threshold
 TRIM_AT = TOPO.congestion.trim_threshold
