@@ -61,7 +61,8 @@ CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes":
 
 # ---- switch (p4src/switch/types.p4) ----------------------------------------
 # Index into the drop_reasons and congestion_events counters.
-SWITCH_DROPS = ("not_ipv6", "malformed", "for_me", "no_route", "hop_limit", "no_neighbour", "congestion")
+SWITCH_DROPS = ("not_ipv6", "malformed", "for_me", "no_route", "hop_limit", "no_neighbour", "congestion",
+                "bad_source", "bad_destination", "bad_length")
 SWITCH_EVENTS = ("trimmed", "ecn_marked")
 # Traffic classes of the dscp_class table.
 CLASS_NORMAL = 0  # not trimmable: dropped over the limit

@@ -18,6 +18,16 @@ from mrc_wire.constants import SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EV
 from mrc_wire.usid import ARG_MASK, shift
 
 
+_UNSPECIFIED = bytes(16)
+_LOOPBACK = bytes(15) + b"\x01"
+
+
+def unroutable(addr: bytes) -> bool:
+    """An address class a router must not forward (RFC 4291): unspecified,
+    loopback, link-local (fe80::/10) or multicast (ff00::/8)."""
+    return addr[0] == 0xFF or (addr[0] == 0xFE and addr[1] & 0xC0 == 0x80) or addr in (_UNSPECIFIED, _LOOPBACK)
+
+
 class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     port: int
     frame: bytes
@@ -78,6 +88,15 @@ class SwitchModel:
             return None
         if len(frame) < ETH_LEN + IPV6_LEN or frame[14] >> 4 != 6:
             self._drop(in_port, "malformed")
+            return None
+        if unroutable(frame[22:38]):
+            self._drop(in_port, "bad_source")
+            return None
+        if unroutable(frame[38:54]):
+            self._drop(in_port, "bad_destination")
+            return None
+        if ETH_LEN + IPV6_LEN + ((frame[18] << 8) | frame[19]) > len(frame):
+            self._drop(in_port, "bad_length")
             return None
 
         da = int.from_bytes(frame[38:54], "big")

@@ -22,6 +22,9 @@ control DropStats(in metadata_t meta) {
             drop_reason_t.HOP_LIMIT    : count_drop();
             drop_reason_t.NO_NEIGHBOUR : count_drop();
             drop_reason_t.CONGESTION   : count_drop();
+            drop_reason_t.BAD_SOURCE   : count_drop();
+            drop_reason_t.BAD_DESTINATION : count_drop();
+            drop_reason_t.BAD_LENGTH   : count_drop();
         }
         size = NUM_DROP_REASONS;
     }

@@ -11,6 +11,6 @@
 #endif
 #define NEIGHBOUR_TABLE_SIZE NUM_PORTS
 #define DSCP_TABLE_SIZE      64     // every DSCP value
-#define NUM_DROP_REASONS     8
+#define NUM_DROP_REASONS     16
 
 #endif

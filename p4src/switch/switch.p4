@@ -41,7 +41,8 @@ control SwitchIngress(inout headers_t hdr, inout metadata_t meta,
     DropStats() drops;
 
     apply {
-        forward.apply(hdr, meta, sm.parser_error != error.NoError);
+        forward.apply(hdr, meta, sm.parser_error != error.NoError,
+                      (bit<32>)hdr.ipv6.payload_len + ETH_IPV6_BYTES > sm.packet_length);
         if (meta.drop == 0) {
             port_qdepth.read(meta.qdepth, (bit<32>)meta.out_port);
             meta.pkt_len = (bit<16>)sm.packet_length;

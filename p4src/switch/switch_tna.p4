@@ -28,6 +28,10 @@ const bit<10> TRIM_SESSION_BASE = 1;
 const bit<8> KIND_BRIDGED = 0;   // a packet from ingress
 const bit<8> KIND_TRIMMED = 1;   // a trimmed stub from the mirror
 
+// Tofino does not zero metadata: one value per field of metadata_t, in
+// order (the enums need a member, not 0).
+#define METADATA_ZERO {0, 0, 0, 0, 0, 0, 0, drop_reason_t.NOT_IPV6, 0, drop_reason_t.NOT_IPV6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
 // What ingress tells egress (Tofino keeps no metadata across the TM).
 header bridged_t {
     bit<8>  kind;
@@ -60,13 +64,18 @@ parser SwitchIngressParser(packet_in pkt, out tna_headers_t hdr, out metadata_t 
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = {0, 0, 0, 0, 0, 0, 0, drop_reason_t.NOT_IPV6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        meta = METADATA_ZERO;
         meta.in_port = ig_intr_md.ingress_port;   // set here: no stage spent
         headers.apply(pkt, hdr.pkt, meta);
         transition accept;
     }
 }
 
+// The address check and my_usid run in the same stage only if their
+// results sit in different PHV containers (a container is written once per
+// stage): without this the compiler packs them and spends a stage.
+@pa_solitary("ingress", "meta.unroutable")
+@pa_solitary("ingress", "meta.unroutable_reason")
 control SwitchIngress(inout tna_headers_t hdr, inout metadata_t meta,
                       in ingress_intrinsic_metadata_t ig_intr_md,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -76,7 +85,9 @@ control SwitchIngress(inout tna_headers_t hdr, inout metadata_t meta,
     DropStats() drops;
 
     apply {
-        forward.apply(hdr.pkt, meta, ig_prsr_md.parser_err != 0);
+        // Ingress does not know the frame length on Tofino: no length check
+        // here (docs/switch.md).
+        forward.apply(hdr.pkt, meta, ig_prsr_md.parser_err != 0, false);
         if (meta.drop == 1) {
             drops.apply(meta);
             ig_dprsr_md.drop_ctl = 1;
@@ -112,7 +123,7 @@ parser SwitchEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metad
     SwitchHeaderParser() headers;
     state start {
         pkt.extract(eg_intr_md);
-        meta.m = {0, 0, 0, 0, 0, 0, 0, drop_reason_t.NOT_IPV6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        meta.m = METADATA_ZERO;
         meta.trim_session = 0;
         meta.mirror_kind = 0;
         transition select(pkt.lookahead<bit<8>>()) {

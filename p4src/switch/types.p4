@@ -14,7 +14,10 @@ enum bit<8> drop_reason_t {
     NO_ROUTE     = 3,   // no /48 neighbour entry
     HOP_LIMIT    = 4,   // hop limit <= 1
     NO_NEIGHBOUR = 5,   // egress port has no neighbour entry
-    CONGESTION   = 6    // non-trimmable over the trim threshold
+    CONGESTION   = 6,   // non-trimmable over the trim threshold
+    BAD_SOURCE   = 7,   // source unspecified, loopback, link-local or multicast
+    BAD_DESTINATION = 8, // destination unspecified, loopback, link-local or multicast
+    BAD_LENGTH   = 9    // IPv6 payload length runs past the end of the frame
 }
 
 // A queue-depth threshold: one bit wider than a depth, so that threshold
@@ -40,6 +43,8 @@ struct metadata_t {
     bit<48>  locator;        // block and uSID routing looks up
     bit<1>   usid_mine;      // the active uSID is this switch's
     bit<1>   usid_arg_zero;  // nothing follows it: the packet is for us
+    bit<1>   unroutable;     // an address class a router must not forward
+    drop_reason_t unroutable_reason;  // BAD_SOURCE or BAD_DESTINATION
     bit<1>   drop;
     drop_reason_t drop_reason;
     bit<2>   cls;
