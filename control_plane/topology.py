@@ -17,6 +17,9 @@ from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MI
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
+# Address classes the switch never forwards (p4src/switch/sanity.p4).
+UNROUTABLE = {name: ipaddress.IPv6Network(net) for name, net in (
+    ("unspecified", "::/128"), ("loopback", "::1/128"), ("link-local", "fe80::/10"), ("multicast", "ff00::/8"))}
 MAX_INDEX = 2**11  # index is 11 bits of a uSID
 
 
@@ -163,6 +166,9 @@ def _net(data: dict[str, Any], key: str, path: str, default: str, plen: int) -> 
         raise TopologyError(f"{path}{key}", f"not an IPv6 prefix: {exc}") from None
     if net.prefixlen != plen:
         raise TopologyError(f"{path}{key}", f"must be a /{plen}, got /{net.prefixlen}")
+    for name, cls in UNROUTABLE.items():
+        if net.overlaps(cls):
+            raise TopologyError(f"{path}{key}", f"{net} overlaps {cls} ({name}): switches drop those addresses")
     return net
 
 

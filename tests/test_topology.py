@@ -123,3 +123,11 @@ def test_port_map_errors_name_the_port():
     assert e.path == "devices[0].port_map.0" and "0..511" in e.reason
     e = err({**BASE, "devices": [{**dev, "name": "nic-0", "port_map": {0: 1}}]})
     assert "only a switch takes a port map" in e.reason
+
+
+@pytest.mark.parametrize(("key", "prefix", "cls"), [
+    ("usid_block", "fe80::/32", "link-local"), ("usid_block", "ff02::/32", "multicast"),
+    ("usid_block", "::/32", "unspecified"), ("nic_prefix", "fe80::/64", "link-local")])
+def test_prefixes_in_an_unroutable_class_are_refused(key, prefix, cls):
+    e = err({**BASE, key: prefix})
+    assert e.path == key and f"({cls})" in e.reason and "switches drop those addresses" in e.reason

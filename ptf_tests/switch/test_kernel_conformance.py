@@ -3,13 +3,16 @@ forwarding, set up as the same T0, and our switch must send every frame out
 of the same port with the same IPv6 bytes, or drop it where the kernel does.
 
 Carriers are random (fixed seed): 1 to 6 uSIDs, hop limits, traffic
-classes, flow labels, payload sizes. A path never names the same node twice
+classes, flow labels, payload sizes; some sources and destinations from the
+address classes a router must not forward (unspecified, loopback,
+link-local, multicast), and some payload lengths that run past the frame. A path never names the same node twice
 in a row: after a shift the kernel processes its own uSID again, while the
 switch (DESIGN.md section 4, step 2) looks the shifted address up once.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import random
 
 import pytest
@@ -18,6 +21,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
+from nic_model.switch_model import unroutable
 from ptf_tests.lib.fabric import NEIGHBOUR, T0, T0_PORTS, TOPO, carrier, sid_dl, sid_t0, sid_t1
 from ptf_tests.lib.kernel_switch import KernelSwitch, kernel_unavailable
 from testbed.targets import burst, ptf_dataplane
@@ -28,6 +32,18 @@ HOP_LIMITS = [0, 1, 2, 3, 64, 255]
 # uSIDs a carrier draws from: ours, routed neighbours, and unknown ones.
 POOL = [sid_t0(0), sid_t0(1), sid_t1(0), sid_t1(1), sid_dl(0), sid_dl(1),
         sid_t1(5), sid_t0(0, plane=1), A.usid(A.TIER_DL, 0, 9)]
+
+
+def bad_address(rng: random.Random) -> str:
+    """A random address from a class RFC 4291 forbids forwarding."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return "::"
+    if kind == 1:
+        return "::1"
+    if kind == 2:
+        return str(ipaddress.IPv6Address((0xFE80 << 112) | rng.getrandbits(118)))  # fe80::/10
+    return str(ipaddress.IPv6Address((0xFF << 120) | rng.getrandbits(120)))  # ff00::/8
 
 
 def carriers(seed: int = SEED, count: int = COUNT) -> list[tuple[int, bytes]]:
@@ -45,14 +61,24 @@ def carriers(seed: int = SEED, count: int = COUNT) -> list[tuple[int, bytes]]:
         port = rng.choice(T0_PORTS)
         nb = NEIGHBOUR[port]
         payload = i.to_bytes(4, "big") + rng.randbytes(rng.randint(0, 1000))
+        src = str(A.nic_address(TOPO, rng.randrange(TOPO.nics)))
+        dst = carrier(*sids)
+        roll = rng.random()
+        if roll < 0.1:
+            src = bad_address(rng)
+        elif roll < 0.2:
+            dst = bad_address(rng)
         pkt = (
             Ether(src=A.mac_str(nb.dst_mac), dst=A.mac_str(nb.src_mac))
-            / IPv6(src=str(A.nic_address(TOPO, rng.randrange(TOPO.nics))), dst=carrier(*sids),
+            / IPv6(src=src, dst=dst,
                    hlim=rng.choice(HOP_LIMITS), tc=rng.randrange(256) & ~3, fl=rng.randrange(1 << 20))
             / UDP(sport=rng.randrange(1 << 16), dport=4791)
             / payload
         )
-        frames.append((port, bytes(pkt)))
+        raw = bytearray(bytes(pkt))
+        if rng.random() < 0.1:  # a payload length that runs past the frame
+            raw[18:20] = (len(raw) - 54 + rng.randint(1, 64)).to_bytes(2, "big")
+        frames.append((port, bytes(raw)))
     return frames
 
 
@@ -102,3 +128,12 @@ def test_switch_agrees_with_kernel_on_every_frame(target, kernel_outputs):
             ip = IPv6(frame[14:])
             disagree.append((i, ip.dst, ip.hlim, theirs[0] if theirs else "drop", mine[0] if mine else "drop"))
     assert not disagree, f"{len(disagree)} of {COUNT} differ (id, DA, hlim, kernel port, ours): {disagree[:10]}"
+
+
+def test_sample_holds_every_sanity_class():
+    """Guards the comparison: the random frames do exercise the sanity drops."""
+    frames = carriers()
+    srcs = sum(unroutable(f[22:38]) for _, f in frames)
+    dsts = sum(unroutable(f[38:54]) and not unroutable(f[22:38]) for _, f in frames)
+    longs = sum(int.from_bytes(f[18:20], "big") + 54 > len(f) for _, f in frames)
+    assert min(srcs, dsts, longs) >= 20, (srcs, dsts, longs)
