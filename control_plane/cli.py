@@ -1,15 +1,24 @@
 """mrcctl: plan, install, verify and diff the fabric's switches.
 
     mrcctl plan TOPO [--device NAME] [--write DIR]
-    mrcctl install TOPO [--device NAME ...] [--batch-size N]
-    mrcctl verify TOPO [--device NAME ...]
-    mrcctl diff TOPO [--device NAME ...]
+    mrcctl install TOPO [--device NAME ...] [--batch-size N] [TLS] [--election-id N]
+    mrcctl verify TOPO [--device NAME ...] [TLS] [--election-id N]
+    mrcctl diff TOPO [--device NAME ...] [TLS] [--election-id N]
 
 install/verify/diff act on the switches that TOPO's `devices` list, all at
-once; errors name the device and the cause.
+once; errors name the device and the cause. TLS: --tls-ca-cert, --tls-cert,
+--tls-key, --tls-server-name, for every device acted on, in place of the
+`tls` of TOPO's devices (docs/tls.md). A controller with a lower election
+id than the primary's can verify and diff, not install.
 """
 
 from __future__ import annotations
+
+import os
+
+# gRPC core logs each failed TLS handshake at INFO on stderr (our error says
+# it better); it reads this once, when grpc is imported, so before finsy.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import argparse
 import logging
@@ -20,7 +29,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from control_plane import installer, nic_plan, topology
+from control_plane import installer, nic_plan, tls, topology
 from control_plane import pipelines
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
@@ -83,7 +92,7 @@ def state_json(state: S.SwitchState) -> dict[str, object]:
     }
 
 
-async def _each(topo: topology.Topology, names: list[str], action: str, batch: int) -> int:
+async def _each(topo: topology.Topology, names: list[str], action: str, batch: int, election_id: int = 10) -> int:
     """Run `action` on every device at once; print each device's line as it
     finishes, and write progress for large installs."""
     p4info, blob = pipelines.artifacts("switch")
@@ -102,7 +111,7 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
         """(the device's line, whether it is as planned)."""
         device = topo.devices[name]
         desired = [P.to_p4(e) for e in S.device_entries(topo, name)]
-        async with installer.connect(device, p4info, blob if action == "install" else None) as sw:
+        async with installer.connect(device, p4info, blob if action == "install" else None, election_id=election_id) as sw:
             if action == "install":
                 d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch,
                                               progress=progress(name, len(desired)))
@@ -138,11 +147,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", action="append", default=[], help="limit to this device (repeatable)")
     ap.add_argument("--write", type=Path, help="plan: write one JSON file per device into this folder")
     ap.add_argument("--batch-size", type=int, default=installer.DEFAULT_BATCH, help="updates per WriteRequest")
+    ap.add_argument("--election-id", type=int, default=10, help="P4Runtime election id (highest connected is primary)")
+    group = ap.add_argument_group("TLS (every device acted on; replaces the topology's tls settings)")
+    group.add_argument("--tls-ca-cert", type=Path, help="CA certificate that signed the devices' certificates")
+    group.add_argument("--tls-cert", type=Path, help="this controller's certificate (mutual TLS)")
+    group.add_argument("--tls-key", type=Path, help="this controller's private key")
+    group.add_argument("--tls-server-name", help="name to check the devices' certificates against")
     args = ap.parse_args(argv)
     logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
+    logging.basicConfig(format="%(levelname)s: %(message)s")  # the plaintext warning, on one line
     try:
         topo = topology.load(args.topology)
-    except (topology.TopologyError, OSError) as exc:
+        flags = {k: getattr(args, f"tls_{k}") for k in tls.KEYS}
+        if any(v is not None for v in flags.values()):
+            settings = tls.from_fields(flags, {k: f"--tls-{k.replace('_', '-')}" for k in tls.KEYS})
+            devices = {n: dataclasses.replace(d, tls=settings) for n, d in topo.devices.items()}
+            topo = dataclasses.replace(topo, devices=devices)
+    except (topology.TopologyError, tls.TlsError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.command == "plan":
@@ -152,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"error: devices: no P4Runtime address for {', '.join(missing)}", file=sys.stderr)
         return 2
-    return asyncio.run(_each(topo, names, args.command, args.batch_size))
+    return asyncio.run(_each(topo, names, args.command, args.batch_size, args.election_id))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
@@ -17,11 +18,13 @@ from typing import AsyncIterator, Callable, Sequence
 import finsy as fy
 from finsy.grpcutil import GRPCStatusCode
 
+from control_plane import tls, tls_errors
 from control_plane.p4_entities import check_schema
 from control_plane.topology import Device
 
 DEFAULT_BATCH = 1000
 DEFAULT_TIMEOUT = 10.0
+LOG = logging.getLogger("control_plane.tls")
 
 
 class DeviceError(RuntimeError):
@@ -60,13 +63,18 @@ async def connect(
     """Open a primary P4Runtime session; set the pipeline if `p4blob` is given
     and the device's cookie differs (or `force_pipeline`). With `loaded`,
     never set it: use the device's own P4Info, which must match `p4info`
-    (a lab's device runs a pipeline loaded by its own tools)."""
+    (a lab's device runs a pipeline loaded by its own tools). TLS when the
+    device has tls settings (mutual when they hold a client certificate)."""
+    warning = tls.plaintext_warning(device.name, device.grpc_addr, device.tls)
+    if warning:
+        LOG.warning(warning)
     opts = fy.SwitchOptions(
         p4info=None if loaded else p4info,
         p4blob=p4blob,
         p4force=force_pipeline,
         device_id=device.device_id,
         initial_election_id=election_id,
+        channel_credentials=device.tls.credentials() if device.tls else None,
     )
     sw = fy.Switch(device.name, device.grpc_addr, opts)
     try:
@@ -77,6 +85,11 @@ async def connect(
             await sw.__aexit__(None, None, None)
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr} (no answer in {timeout:g} s)") from None
     except fy.P4ClientError as exc:
+        # gRPC's words for a TLS failure are terse: say which side refused what.
+        cause = await asyncio.to_thread(tls_errors.explain, device.grpc_addr, device.tls, exc.message,
+                                        min(timeout, tls_errors.PROBE_TIMEOUT))
+        if cause:
+            raise DeviceError(device.name, cause) from None
         if exc.code == GRPCStatusCode.UNAVAILABLE:
             raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc.message}") from None
         raise DeviceError(device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}") from None

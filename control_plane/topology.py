@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from control_plane import tls as tls_settings
 from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, plane_port
 from mrc_wire.ids import DeviceId
 
@@ -42,6 +43,7 @@ class Device:
     # Logical port (the topology's numbering) -> the device's own port (a
     # Tofino device port, say); empty: the same numbers.
     port_map: dict[int, int] = field(default_factory=dict)
+    tls: tls_settings.TlsSettings | None = None  # None: plaintext (control_plane/tls.py)
 
 
 @dataclass(frozen=True)
@@ -230,11 +232,11 @@ def parse(data: Any, source: str = "<topology>") -> Topology:
         congestion=congestion,
         dscp=dscp,
     )
-    devices = _parse_devices(data.get("devices", []) or [], topo)
+    devices = _parse_devices(data.get("devices", []) or [], topo, Path(source).parent)
     return Topology(**{**topo.__dict__, "devices": devices})
 
 
-def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
+def _parse_devices(raw: Any, topo: Topology, base: Path) -> dict[str, Device]:
     if not isinstance(raw, list):
         raise TopologyError("devices", "expected a list")
     devices: dict[str, Device] = {}
@@ -260,7 +262,13 @@ def _parse_devices(raw: Any, topo: Topology) -> dict[str, Device]:
             raise TopologyError(f"{path}grpc", f"{grpc} device {device_id} is already used by {addrs[key]}")
         addrs[key] = name
         port_map = _port_map(item.get("port_map"), f"{path}port_map", topo, topo.device(str(name)))
-        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id, port_map=port_map)
+        tls = None
+        if item.get("tls") is not None:  # relative paths: from the topology file's folder
+            try:
+                tls = tls_settings.load(item["tls"], f"{path}tls", base)
+            except tls_settings.TlsError as exc:
+                raise TopologyError(exc.path, exc.reason) from None
+        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id, port_map=port_map, tls=tls)
     return devices
 
 

@@ -19,6 +19,7 @@ from typing import Iterator
 
 import pytest
 
+from control_plane import tls
 from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
@@ -42,6 +43,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="ptf's form: the interface cabled to this port (repeat per port)")
     g.addoption("--port-map", type=Path, metavar="FILE",
                 help='JSON list of {"ptf_port", "p4_port", "iface_name"} (fabric-tna style), for device ports')
+    for key, what in (("ca-cert", "CA certificate that signed the device's certificate (turns TLS on)"),
+                      ("cert", "this client's certificate (mutual TLS)"), ("key", "this client's private key"),
+                      ("server-name", "name to check the device's certificate against")):
+        g.addoption(f"--p4rt-{key}", metavar="NAME" if key == "server-name" else "FILE", help=what)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,9 +57,13 @@ def pytest_configure(config: pytest.Config) -> None:
         ports = {port: (port, iface) for port, iface in map(parse_interface, config.getoption("--interface"))}
         if config.getoption("--port-map"):
             ports.update(load_port_map(config.getoption("--port-map")))
+        flags = {k: config.getoption(f"--p4rt-{k.replace('_', '-')}") for k in tls.KEYS}
+        settings = None
+        if any(v is not None for v in flags.values()):
+            settings = tls.from_fields(flags, {k: f"--p4rt-{k.replace('_', '-')}" for k in tls.KEYS})
         remote = RemoteDevice(addr, config.getoption("--p4rt-device-id"),
                               config.getoption("--p4rt-pipeline") == "push", config.getoption("--p4rt-p4info"),
-                              config.getoption("--p4rt-blob"), ports)
+                              config.getoption("--p4rt-blob"), ports, settings)
     config.stash[REMOTE_KEY] = remote
 
 

@@ -21,6 +21,25 @@ from testbed import toolchain
 _ids = itertools.count()
 
 
+@dataclass(frozen=True)
+class ServerTls:
+    """simple_switch_grpc's TLS: its certificate and key, and the CA its
+    clients' certificates must chain to (required when `client_auth`)."""
+
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+    client_auth: bool = True
+
+    def args(self) -> list[str]:
+        out = ["--grpc-server-ssl", "--grpc-server-cert", str(self.cert), "--grpc-server-key", str(self.key)]
+        if self.client_ca:
+            out += ["--grpc-server-cacert", str(self.client_ca)]
+        if self.client_auth:
+            out.append("--grpc-server-with-client-auth")
+        return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -49,6 +68,7 @@ class Bmv2Switch:
     workdir: Path = Path("/tmp/mrc-bmv2")
     priority_queues: int = 8
     log: bool = True  # per-packet log file (slow: benchmarks turn it off)
+    tls: ServerTls | None = None  # None: plaintext gRPC
     grpc_port: int = 0
     thrift_port: int = 0
     tag: str = field(default_factory=lambda: f"m{os.getpid() % 10000}x{next(_ids)}")
@@ -84,6 +104,7 @@ class Bmv2Switch:
         for p in self.ports:
             cmd += ["-i", f"{p}@{self.switch_iface(p)}"]
         cmd += ["--", "--grpc-server-addr", self.grpc_addr, "--priority-queues", str(self.priority_queues)]
+        cmd += self.tls.args() if self.tls else []
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

@@ -25,6 +25,7 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.pipelines import artifacts
 from control_plane.session import Session
+from control_plane.tls import TlsSettings
 from control_plane.topology import Device
 from testbed.targets import NicCounters, P4RuntimeTarget, SwitchCounters
 
@@ -43,6 +44,7 @@ class RemoteDevice:
     p4info: Path | None = None  # default: the program's committed P4Info
     blob: Path | None = None  # default: the program's committed BMv2 JSON (push only)
     ports: dict[int, tuple[int, str]] = field(default_factory=dict)  # ptf port -> (device port, iface)
+    tls: TlsSettings | None = None  # None: plaintext
 
     def program_files(self, program: str) -> tuple[Path, Path | None]:
         p4info, blob = artifacts(program)
@@ -97,7 +99,8 @@ class RemoteTarget(P4RuntimeTarget):
         remote.require_ports(ports, program)
         self.port_map = {p: remote.ports[p][0] for p in ports}
         p4info, blob = remote.program_files(program)
-        session = Session(Device(name, remote.addr, remote.device_id), p4info, blob, loaded=not remote.push)
+        device = Device(name, remote.addr, remote.device_id, tls=remote.tls)
+        session = Session(device, p4info, blob, loaded=not remote.push)
         try:
             self.found = session.snapshot(tables, defaults)
             # PRE entries (the NIC's notice clone session): modify what is

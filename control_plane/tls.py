@@ -1,0 +1,159 @@
+"""TLS settings of one P4Runtime device: the CA that signs the device's
+certificate, this controller's certificate and key (mutual TLS), and an
+optional name to check the device's certificate against.
+
+The same object serves the topology file's `devices[i].tls`, mrcctl's
+`--tls-*` flags and any other place that names a device. Files are read and
+checked when the settings are loaded, so a bad path or a key that does not
+belong to its certificate is an error naming the field before anything
+touches a device. Whether a certificate has expired is left to the device,
+which judges it at connection time (control_plane.tls_errors then says why
+it refused). docs/tls.md is the lab guide.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+
+if TYPE_CHECKING:
+    import finsy as fy
+
+KEYS = ("ca_cert", "cert", "key", "server_name")
+
+
+class TlsError(ValueError):
+    """Bad TLS settings: `path` names the field, the message the reason."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """Checked TLS settings (absolute paths). Build with `load` or
+    `from_fields`; constructing one directly skips the file checks."""
+
+    ca_cert: Path
+    cert: Path | None = None
+    key: Path | None = None
+    server_name: str | None = None
+
+    def credentials(self) -> "fy.GRPCCredentialsTLS":
+        """finsy channel credentials (read from the files now)."""
+        import finsy as fy  # noqa: PLC0415 (finsy only when a device is contacted)
+
+        return fy.GRPCCredentialsTLS(
+            cacert=self.ca_cert,
+            cert=self.cert,
+            private_key=self.key,
+            target_name_override=self.server_name or "",
+        )
+
+
+def load(raw: Any, path: str, base: Path = Path(".")) -> TlsSettings:
+    """TlsSettings from a YAML mapping {ca_cert, cert, key, server_name} at
+    field path `path` (e.g. "devices[0].tls"); relative file paths are taken
+    from `base` (the topology file's folder). Raise TlsError naming the field."""
+    if not isinstance(raw, Mapping):
+        raise TlsError(path, f"expected a mapping with {', '.join(KEYS)}, got {raw!r}")
+    for key in raw:
+        if key not in KEYS:
+            raise TlsError(f"{path}.{key}", f"unknown key (expected {', '.join(KEYS)})")
+    return from_fields(dict(raw), {k: f"{path}.{k}" for k in KEYS}, base)
+
+
+def from_fields(values: Mapping[str, Any], names: Mapping[str, str], base: Path = Path(".")) -> TlsSettings:
+    """TlsSettings from `values` keyed by KEYS (None: not given); `names`
+    says how each field is called in errors (a field path, a flag)."""
+    given = {k: values.get(k) for k in KEYS}
+    for k, v in given.items():
+        if v is not None and (not isinstance(v, str | Path) or not str(v)):
+            raise TlsError(names[k], f"expected a {'name' if k == 'server_name' else 'file path'}, got {v!r}")
+    if given["ca_cert"] is None:
+        raise TlsError(names["ca_cert"], "missing: the CA certificate that signed the device's certificate")
+    if (given["cert"] is None) != (given["key"] is None):
+        have, lack = ("cert", "key") if given["key"] is None else ("key", "cert")
+        raise TlsError(names[lack], f"missing: {names[have]} is given, and a client certificate needs both cert and key")
+    ca = _file(given["ca_cert"], names["ca_cert"], base)
+    _certificates(ca, names["ca_cert"])
+    cert = key = None
+    if given["cert"] is not None:
+        cert = _file(given["cert"], names["cert"], base)
+        key = _file(given["key"], names["key"], base)
+        leaf = _certificates(cert, names["cert"])[0]
+        _check_key(key, names["key"], leaf, names["cert"], cert)
+    server_name = str(given["server_name"]) if given["server_name"] is not None else None
+    return TlsSettings(ca_cert=ca, cert=cert, key=key, server_name=server_name)
+
+
+def _file(value: Any, name: str, base: Path) -> Path:
+    path = (base / Path(str(value)).expanduser()).resolve()
+    if not path.exists():
+        raise TlsError(name, f"file not found: {path}")
+    if not path.is_file():
+        raise TlsError(name, f"not a file: {path}")
+    try:
+        path.read_bytes()
+    except OSError as exc:
+        raise TlsError(name, f"cannot read {path}: {exc.strerror}") from None
+    return path
+
+
+def read_certificates(path: Path) -> list[x509.Certificate]:
+    """Every certificate of a PEM file (a CA bundle or a chain); [] if none."""
+    try:
+        return x509.load_pem_x509_certificates(path.read_bytes())
+    except ValueError:
+        return []
+
+
+def _certificates(path: Path, name: str) -> list[x509.Certificate]:
+    certs = read_certificates(path)
+    if not certs:
+        raise TlsError(name, f"not a PEM certificate: {path}")
+    return certs
+
+
+def _check_key(path: Path, name: str, leaf: x509.Certificate, cert_name: str, cert_path: Path) -> None:
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except TypeError:  # gRPC cannot ask for a passphrase
+        raise TlsError(name, f"encrypted private keys are not supported: {path}") from None
+    except (ValueError, UnsupportedAlgorithm):
+        raise TlsError(name, f"not a PEM private key: {path}") from None
+    der = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    if key.public_key().public_bytes(*der) != leaf.public_key().public_bytes(*der):
+        raise TlsError(name, f"{path} is not the key of the certificate in {cert_name} ({cert_path})")
+
+
+def host_of(grpc_addr: str) -> str:
+    """The host part of host:port ([v6]:port too)."""
+    return grpc_addr.rpartition(":")[0].strip("[]")
+
+
+def is_loopback(grpc_addr: str) -> bool:
+    host = host_of(grpc_addr)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may be anywhere
+        return False
+
+
+def plaintext_warning(name: str, grpc_addr: str, settings: TlsSettings | None) -> str | None:
+    """The one-line warning for a device reached without TLS away from
+    loopback (None when TLS is set or the address is loopback)."""
+    if settings is not None or is_loopback(grpc_addr):
+        return None
+    return (f"{name} ({grpc_addr}): plaintext P4Runtime, no tls settings: "
+            "anyone who reaches this address can rewrite the device's tables")
