@@ -135,7 +135,7 @@ def test_connect_warns_once_for_a_plaintext_remote_device(caplog):
 
 
 def test_client_cert_problem_from_the_controllers_files(pki):
-    ca, d = pki["ca"].cert, pki["dir"]
+    ca = pki["ca"].cert
     assert tls_errors.client_cert_problem(tls.TlsSettings(ca)) == (
         "none was given (tls.cert and tls.key are not set) and the device requires one")
     exp = pki["expired"]
@@ -150,7 +150,6 @@ def test_client_cert_problem_from_the_controllers_files(pki):
     ok = pki["client"]
     assert tls_errors.client_cert_problem(tls.TlsSettings(ca, ok.cert, ok.key)).startswith(
         f"{ok.cert} (issued by 'CN=lab-ca', valid until ")
-    assert d.exists()
 
 
 def test_grpc_handshake_messages_explained(pki):
@@ -191,3 +190,13 @@ def test_mrcctl_names_the_field_of_a_bad_topology_tls(tmp_path, capsys):
         {"name": "t0-p0-r0", "grpc": "127.0.0.1:50001", "tls": {"ca_cert": "certs/ca.pem"}}]}))
     assert cli.main(["install", str(topo)]) == 2
     assert capsys.readouterr().err == f"error: devices[0].tls.ca_cert: file not found: {tmp_path.resolve()}/certs/ca.pem\n"
+
+
+def test_throwaway_certificates_from_the_generator_load(tmp_path, capsys):
+    from testbed import certs  # noqa: PLC0415
+
+    assert certs.main([str(tmp_path), "--server-name", "sw.lab"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"CA certificate: {tmp_path / 'mrc-test-ca.crt'}"
+    s = tls.load({"ca_cert": "mrc-test-ca.crt", "cert": "controller.crt", "key": "controller.key"}, "tls", tmp_path)
+    assert s.cert == (tmp_path / "controller.crt").resolve()
+    assert (tmp_path / "controller.key").stat().st_mode & 0o077 == 0  # keys are private to their owner

@@ -137,11 +137,11 @@ def refused_cases(d):
         "plaintext": (None, f"error: {NAME}: plaintext refused at {addr}: the device requires TLS "
                             "(it answered a TLS handshake); give its tls settings (ca_cert, cert, key)"),
         # The controller's side of the handshake: it checks the switch too.
-        "switch not trusted": ({**{"ca_cert": str(d / "other-ca.crt")}, "cert": str(d / "controller.crt"),
+        "switch not trusted": ({"ca_cert": str(d / "other-ca.crt"), "cert": str(d / "controller.crt"),
                                 "key": str(d / "controller.key")},
                                f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate is not trusted "
                                f"by tls.ca_cert ({d / 'other-ca.crt'}): self signed certificate in certificate chain"),
-        "wrong server name": ({**{"ca_cert": str(d / "lab-ca.crt")}, "cert": str(d / "controller.crt"),
+        "wrong server name": ({"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "controller.crt"),
                                "key": str(d / "controller.key"), "server_name": "t9.fabric.lab"},
                               f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate does not name 't9.fabric.lab'"),
     }
