@@ -80,3 +80,26 @@ def test_loaded_pipeline_that_is_not_ours_is_refused_by_name():
             Session(device, artifacts("switch")[0], loaded=True)
         with Session(device, nic_info, loaded=True) as s:  # the NIC's own P4Info matches
             assert s.snapshot(P.NIC_TABLES, ()) == []
+
+
+@pytest.mark.skipif(bmv2_skip_reason() is not None, reason=f"BMv2: {bmv2_skip_reason()}")
+def test_suite_runs_against_a_device_that_requires_mutual_tls(tmp_path):
+    """The remote mode over TLS (--p4rt-ca-cert/--p4rt-cert/--p4rt-key), on
+    a BMv2 started here with client authentication; without the client
+    certificate the same run is refused, naming the TLS cause."""
+    from testbed.bmv2 import ServerTls  # noqa: PLC0415
+    from testbed.certs import make_ca  # noqa: PLC0415
+
+    ca = make_ca(tmp_path, "lab-ca")
+    server = ca.issue(tmp_path, "switch", server_names=("127.0.0.1", "localhost"))
+    client = ca.issue(tmp_path, "controller", client=True)
+    p4info, blob = artifacts("switch")
+    with Bmv2Switch("ext-tls", T0_PORTS, tls=ServerTls(server.cert, server.key, client_ca=ca.cert)) as dev:
+        opts = ["--p4rt-addr", dev.grpc_addr, "--p4rt-pipeline", "push", "--p4rt-ca-cert", str(ca.cert),
+                *(f"--interface={p}@{dev.host_iface(p)}" for p in T0_PORTS)]
+        run = _pytest("-q", "ptf_tests/switch/test_forwarding.py", *opts, "--p4rt-cert", str(client.cert),
+                      "--p4rt-key", str(client.key))
+        assert run.returncode == 0 and re.search(r"\d+ passed", run.stdout), run.stdout[-3000:]
+        refused = _pytest("-q", "ptf_tests/switch/test_forwarding.py", *opts)
+        assert refused.returncode != 0
+        assert "the device refused this controller's client certificate: none was given" in refused.stdout
