@@ -1,12 +1,15 @@
-"""mrcctl: plan, install, verify and diff the fabric's switches.
+"""mrcctl: plan, install, verify and diff the fabric's switches and NICs.
 
     mrcctl plan TOPO [--device NAME] [--write DIR]
     mrcctl install TOPO [--device NAME ...] [--batch-size N] [TLS] [--election-id N]
     mrcctl verify TOPO [--device NAME ...] [TLS] [--election-id N]
     mrcctl diff TOPO [--device NAME ...] [TLS] [--election-id N]
 
-install/verify/diff act on the switches that TOPO's `devices` list, all at
-once; errors name the device and the cause. TLS: --tls-ca-cert, --tls-cert,
+install/verify/diff act on the devices TOPO's `devices` lists, all at
+once: a switch gets its planned tables (ports through its port_map), a NIC
+its rows, plane ports, config and NACK-notice clone session; a NIC's QP
+tables belong to EV control at run time and are never touched. Errors
+name the device and the cause. TLS: --tls-ca-cert, --tls-cert,
 --tls-key, --tls-server-name, for every device acted on, in place of the
 `tls` of TOPO's devices (docs/tls.md). A controller with a lower election
 id than the primary's can verify and diff, not install.
@@ -28,6 +31,9 @@ import asyncio
 import sys
 from collections import Counter
 from pathlib import Path
+
+import finsy as fy
+from finsy.grpcutil import GRPCStatusCode
 
 from control_plane import installer, nic_plan, tls, topology
 from control_plane import pipelines
@@ -92,10 +98,50 @@ def state_json(state: S.SwitchState) -> dict[str, object]:
     }
 
 
+class _Plan:
+    """What mrcctl installs on one device: program, entries, owned tables,
+    and (NICs) the clone session that carries NACK notices to the host."""
+
+    def __init__(self, topo: topology.Topology, name: str):
+        dev = topo.device(name)
+        if dev.is_switch:
+            self.program, self.tables, self.defaults = "switch", P.SWITCH_TABLES, P.SWITCH_DEFAULTS
+            self.desired = [P.to_p4(e) for e in S.device_entries(topo, name)]
+            self.pre = None
+        else:
+            state = nic_plan.nic_state(topo, dev.index)
+            self.program, self.tables, self.defaults = "nic", P.NIC_STATIC_TABLES, P.NIC_DEFAULTS
+            self.desired = [P.to_p4(e) for e in state.entries()]
+            self.pre = P.notice_session(state.notice)
+
+
+async def _pre_diff(sw, pre) -> tuple[bool, str] | None:
+    """(whether it is missing, how) the device's clone session differs
+    from the plan, or None when it is as planned."""
+    if pre is None:
+        return None
+    try:
+        found = [e async for e in sw.read(type(pre)(pre.session_id))]
+    except fy.P4ClientError as exc:
+        if exc.code != GRPCStatusCode.NOT_FOUND:  # BMv2 answers NOT_FOUND for an absent session
+            raise
+        found = []
+    if not found or not found[0].replicas:
+        return True, f"clone session {pre.session_id} missing"
+    have, want = _replicas(found[0]), _replicas(pre)
+    if have != want:
+        return False, f"clone session {pre.session_id} replicas {have} (planned {want})"
+    return None
+
+
+def _replicas(entry) -> list[tuple[int, int]]:
+    """(port, instance) pairs, whether given as tuples or read back."""
+    return [tuple(r) if isinstance(r, tuple) else (r.port, r.instance) for r in entry.replicas]
+
+
 async def _each(topo: topology.Topology, names: list[str], action: str, batch: int, election_id: int = 10) -> int:
     """Run `action` on every device at once; print each device's line as it
     finishes, and write progress for large installs."""
-    p4info, blob = pipelines.artifacts("switch")
     failed = 0
 
     def progress(name: str, total: int):
@@ -110,17 +156,24 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
     async def one(name: str) -> tuple[str, bool]:
         """(the device's line, whether it is as planned)."""
         device = topo.devices[name]
-        desired = [P.to_p4(e) for e in S.device_entries(topo, name)]
+        plan = _Plan(topo, name)
+        p4info, blob = pipelines.artifacts(plan.program)
         async with installer.connect(device, p4info, blob if action == "install" else None, election_id=election_id) as sw:
+            pre_diff = await _pre_diff(sw, plan.pre)
+            pre = pre_diff[1] if pre_diff else None
             if action == "install":
-                d = await installer.reconcile(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS, batch_size=batch,
-                                              progress=progress(name, len(desired)))
-                return f"{name}: installed ({d.summary()})", True
-            d = await installer.verify(sw, desired, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+                d = await installer.reconcile(sw, plan.desired, plan.tables, plan.defaults, batch_size=batch,
+                                              progress=progress(name, len(plan.desired)))
+                if pre_diff:
+                    await sw.write([(+plan.pre) if pre_diff[0] else (~plan.pre)])
+                return f"{name}: installed ({d.summary()}{'; ' + pre + ': written' if pre else ''})", True
+            d = await installer.verify(sw, plan.desired, plan.tables, plan.defaults)
             if action == "diff":
                 lines = [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                lines += [f"  ! {pre}"] if pre else []
                 return "\n".join([f"{name}: {d.summary()}", *lines]), True  # a diff is a report, not a failure
-            return f"{name}: {'OK' if not d else 'DIFFERS: ' + d.summary()}", not d
+            ok = not d and pre is None
+            return f"{name}: {'OK' if ok else 'DIFFERS: ' + d.summary() + ('; ' + pre if pre else '')}", ok
 
     async def report(name: str) -> None:
         nonlocal failed
@@ -168,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "plan":
         return cmd_plan(topo, args)
-    names = args.device or [n for n in S.switch_names(topo) if n in topo.devices]
+    names = args.device or list(topo.devices)  # switches and NICs, in the file's order
     missing = [n for n in names if n not in topo.devices]
     if missing:
         print(f"error: devices: no P4Runtime address for {', '.join(missing)}", file=sys.stderr)

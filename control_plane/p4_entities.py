@@ -14,6 +14,10 @@ SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
 SWITCH_DEFAULTS = ("congestion_config",)
 NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer")
 NIC_DEFAULTS = ("nic_config",)
+# What mrcctl reconciles on a NIC: the tables the topology decides. The QP
+# tables (qp_ev, slot_ev, ev_stats, qp_peer) belong to EV control at run
+# time, so an install never deletes a live QP.
+NIC_STATIC_TABLES = ("dest_row", "plane_port")
 LO64 = (1 << 64) - 1  # the NIC program keeps IPv6 addresses as 64-bit halves
 
 

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+import finsy as fy
+
 from control_plane import cli, installer
+from control_plane import nic_plan as N
 from testbed import toolchain
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
@@ -154,3 +157,33 @@ def test_rejected_updates_reported_exactly_and_reconcile_finishes(fabric):
         d = s.reconcile(good, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         assert len(d.deletes) == 3
         assert not s.verify(good, P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+
+
+def test_nic_devices_get_their_static_tables_and_keep_their_qps(tmp_path, capsys):
+    """A NIC in `devices`: install writes its rows, plane ports, config and
+    notice clone session; verify says OK; a tampered row is reported and
+    repaired; a QP written at run time (EV control's) is never deleted."""
+    reason = bmv2_skip_reason("nic")
+    if reason:
+        pytest.skip(f"BMv2: {reason}")
+    with Bmv2Switch("nic-1", ports=[]) as sw:
+        data = yaml.safe_load(DEMO_TOPOLOGY.read_text())
+        data["devices"] = [{"name": "nic-1", "grpc": sw.grpc_addr, "device_id": sw.device_id}]
+        path = tmp_path / "nic.yaml"
+        path.write_text(yaml.safe_dump(data))
+        assert cli.main(["install", str(path)]) == 0
+        assert "nic-1: installed (" in capsys.readouterr().out
+        p4info, _ = toolchain.artifacts("nic")
+        with Session(Device("nic-1", sw.grpc_addr, sw.device_id), p4info, election_id=20) as s:
+            [session] = s.read([fy.P4CloneSessionEntry(N.nic_state(TOPO, 1).notice.session)])
+            assert [(r.port, r.instance) for r in session.replicas] == [(N.nic_state(TOPO, 1).notice.port, 1)]
+            qp = fy.P4TableEntry("qp_peer", match=fy.Match(qpn=7), action=fy.Action("set_peer", qpn=9))
+            s.write([+qp])
+            row = [e for e in s.read([fy.P4TableEntry("dest_row")])][0]
+            s.write([-row])
+        assert cli.main(["verify", str(path)]) == 1
+        assert "nic-1: DIFFERS: 1 to insert, 0 to modify, 0 to delete" in capsys.readouterr().out
+        assert cli.main(["install", str(path)]) == 0 and cli.main(["verify", str(path)]) == 0
+        assert "nic-1: OK" in capsys.readouterr().out
+        with Session(Device("nic-1", sw.grpc_addr, sw.device_id), p4info, election_id=20) as s:
+            assert len(s.read([fy.P4TableEntry("qp_peer")])) == 1  # the run-time QP survived
