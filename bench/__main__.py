@@ -14,7 +14,7 @@ import logging
 import platform
 import sys
 
-from bench import bmv2_rate, install_rate, plan_scale, sim_scale, tofino_resources
+from bench import bmv2_rate, fuzz_models, install_rate, plan_scale, sim_scale, tofino_resources
 from testbed import toolchain
 
 RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
@@ -29,7 +29,7 @@ def main() -> int:
         f"simple_switch_grpc: {toolchain.simple_switch_grpc() or 'absent'}",
         "",
     ]
-    for bench in (sim_scale, plan_scale, install_rate, bmv2_rate, tofino_resources):
+    for bench in (sim_scale, plan_scale, install_rate, bmv2_rate, tofino_resources, fuzz_models):
         print(f"running {bench.__name__} ...", flush=True)
         section = bench.run()
         print("\n".join(section), flush=True)

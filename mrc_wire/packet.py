@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 
 from mrc_wire.constants import (
-    ACK_EXT_LEN, DATA_OPCODES, EXT_LEN, IPPROTO_UDP, IPV6_LEN, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, ROCE_PORT, UDP_LEN,
+    ACK_EXT_LEN, BTH_LEN, DATA_OPCODES, EXT_LEN, IPPROTO_UDP, IPV6_LEN, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, ROCE_PORT, UDP_LEN,
 )
 
 HDR_LEN = IPV6_LEN + UDP_LEN + 12  # IPv6 + UDP + BTH: where the extension starts
@@ -134,6 +134,23 @@ class Mrc:
         if self.opcode in (OP_ACK, OP_SACK, OP_NACK, OP_PROBE):
             return int.from_bytes(self.raw[HDR_LEN:HDR_LEN + 4], "big")
         return -1
+
+
+def cut_short(ip: bytes) -> bool:
+    """Whether a header a NIC parser extracts after this IPv6 header (UDP,
+    then for port 4791 the BTH and its opcode's extension) is cut short by
+    the end of the packet: P4's PacketTooShort, counted as malformed."""
+    need = IPV6_LEN + UDP_LEN
+    if ip[6] != IPPROTO_UDP:
+        return False
+    if len(ip) < need:
+        return True
+    if int.from_bytes(ip[42:44], "big") != ROCE_PORT:
+        return False
+    need += BTH_LEN
+    if len(ip) < need:
+        return True
+    return len(ip) < need + EXT_LEN.get(ip[IPV6_LEN + UDP_LEN], 0)
 
 
 def parse(raw: bytes) -> Mrc | None:

@@ -13,6 +13,7 @@ from typing import Iterable, NamedTuple
 from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
+    DATA_OPCODES,
     ECN_CE, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
 )
 from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
@@ -81,7 +82,7 @@ class NicModel:
     # ---- host to fabric ----------------------------------------------
     def _transmit(self, frame: bytes) -> list[Output]:
         raw = frame[14:]
-        if len(raw) < 40 or raw[0] >> 4 != 6:
+        if len(raw) < 40 or raw[0] >> 4 != 6 or W.cut_short(raw):
             return self._drop("malformed")
         m = W.parse(raw)
         if m is None:
@@ -99,7 +100,9 @@ class NicModel:
             ev = self.slots.get(qp.base + (turn & qp.mask))
             if ev is None:
                 return self._drop("no_ev")
-        return self._send(bytearray(raw), ev, m.dscp, 2)  # ECT(0) on data
+        # ECT(0) on data only: an opcode that is neither data nor control is
+        # sprayed like data but not ECN-capable (as the P4: hdr.data invalid).
+        return self._send(bytearray(raw), ev, m.dscp, 2 if m.opcode in DATA_OPCODES else 0)
 
     def _send(self, inner: bytearray, ev: int, dscp: int, ecn: int) -> list[Output]:
         inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
@@ -149,7 +152,7 @@ class NicModel:
             return self._drop("malformed")
         if outer[6] != 41:
             return self._drop("not_encap")
-        if len(inner) < 40 or inner[0] >> 4 != 6:
+        if len(inner) < 40 or inner[0] >> 4 != 6 or W.cut_short(inner):
             return self._drop("malformed")
         m = W.parse(bytes(inner))
         if m is None or m.opcode not in EXT_LEN:

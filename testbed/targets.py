@@ -138,7 +138,8 @@ class _PtfTest:
 
 def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
     """A ptf DataPlane on device 0 with the given port -> interface map."""
-    ptf.config.update({"relax": False, "platform": "eth", "qlen": 100})
+    # qlen: frames ptf keeps per port until polled; a burst gathers them all at the end.
+    ptf.config.update({"relax": False, "platform": "eth", "qlen": 10_000})
     ptf.ptfutils.default_timeout = POSITIVE_TIMEOUT
     ptf.ptfutils.default_negative_timeout = NEGATIVE_TIMEOUT
     logging.getLogger("dataplane").setLevel(logging.WARNING)

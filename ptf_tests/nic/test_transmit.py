@@ -105,3 +105,17 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
         exp = encapsulated(pkt[IPv6], path, ME, PEER, D["control"], 0)
         nic_target.verify_packet(exp, N.plane_port(ev_plane(path)))
     nic_target.verify_no_other_packets()
+
+
+@pytest.mark.bmv2_knob(ROTATION_RESET)
+def test_unknown_opcode_is_sprayed_without_ect(nic_target):
+    """Neither data nor control (opcode 0x8A): sprayed like data, but the
+    outer header is not ECN-capable (ECT only on data). Found by fuzzing."""
+    raw = bytearray(bytes(host_data(PEER)))
+    raw[14 + 40 + 8] = 0x8A  # BTH opcode
+    pkt = Ether(bytes(raw))
+    nic_target.send(N.HOST_PORT, pkt)
+    ev = PROFILE.home[0]
+    exp = encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 0)
+    nic_target.verify_packet(exp, N.plane_port(ev & 7))
+    nic_target.verify_no_other_packets()
