@@ -59,6 +59,8 @@ def unsupported(sc: Scenario) -> str | None:
     for i, t in enumerate(sc.transports):
         if t.topology is not None or t.links is not None:
             return f"transports[{i}]: a fabric of its own is not available on BMv2"
+        if t.kind == "roce":
+            return f"transports[{i}].kind: the RoCE baseline runs on the timed fabric only"
     return None
 
 

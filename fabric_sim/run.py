@@ -12,6 +12,7 @@ from control_plane import addressing as A
 from fabric_sim import faults, transport, workload
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
@@ -34,6 +35,9 @@ class Timeline:
 
 
 TRACED = 16
+# RoCE's local ACK timeout is milliseconds on real NICs (4.096 µs x 2^t);
+# 100 base RTTs keeps runs short and only flatters RoCE's tail losses.
+ROCE_RTO_RTTS = 100
 
 @dataclass
 class RunResult:
@@ -76,8 +80,17 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
+    nic_gbps = fab.cfg.nic_gbps * topo.planes
+    if t.kind == "roce":  # DCQCN's network marks ECN at the last hop too
+        for n in range(topo.nics):
+            for e in fab.into_nic(n):
+                e.ce_at = topo.congestion.ecn_threshold
     for node in fab.nics:
-        if node.slot_base:
+        if node.slot_base and t.kind == "roce":
+            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
+                                         mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
+                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
+        elif node.slot_base:
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
@@ -85,7 +98,6 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
                                      on_message=drv.delivered, slot_sink=node.slots)
-    nic_gbps = fab.cfg.nic_gbps * topo.planes
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -97,7 +109,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     for m in msgs:
         if m.start is not None:
             sim.call_at(m.start, drv.post, m)
-    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind == "single_path" else None
+    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind in ("single_path", "roce") else None
     on_fault = reconv.fault if reconv else (lambda: None)
     for ev in sc.events:
         sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)

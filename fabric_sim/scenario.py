@@ -23,7 +23,7 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
            "parse", "load", "variants", "override"]
 
 PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce", "flows")
-KINDS = ("mrc", "single_path")
+KINDS = ("mrc", "single_path", "roce")
 
 
 @dataclass(frozen=True)
