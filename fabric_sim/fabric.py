@@ -62,12 +62,16 @@ class SwitchNode:
 
 
 class NicNode:
-    __slots__ = ("n", "model", "egress", "endpoint", "high_dscp", "slot_base")
+    __slots__ = ("n", "model", "egress", "endpoint", "high_dscp", "slot_base", "ev_loss", "rng")
 
-    def __init__(self, n: int, model: NicModel, high_dscp: frozenset[int]):
+    def __init__(self, n: int, model: NicModel, high_dscp: frozenset[int], rng: random.Random | None = None):
         self.n, self.model, self.egress, self.high_dscp = n, model, {}, high_dscp
         self.endpoint: Endpoint | None = None
         self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
+        # (peer QP, EV) -> share of what this NIC sends there that it drops:
+        # the paper's per-EV error injection (an `ev_loss` event)
+        self.ev_loss: dict[tuple[int, int], float] = {}
+        self.rng = rng
 
     def rx(self, in_port: int, frame: bytes) -> None:
         for o in self.model.process(in_port, frame):
@@ -85,6 +89,15 @@ class NicNode:
     def _out(self, port: int, frame: bytes) -> None:
         eg = self.egress.get(port)
         if eg is not None:
+            if self.ev_loss:
+                # Inner headers start after Ethernet and the outer IPv6 (54):
+                # BTH destination QP, UDP source port and low flow label (the EV).
+                key = (int.from_bytes(frame[107:110], "big"),
+                       int.from_bytes(frame[94:96], "big") << 16 | int.from_bytes(frame[56:58], "big"))
+                rate = self.ev_loss.get(key)
+                if rate and self.rng.random() < rate:
+                    eg._drop("ev_loss")
+                    return
             dscp = ((frame[14] & 0xF) << 2) | (frame[15] >> 6)
             eg.send(frame, dscp in self.high_dscp)
 
@@ -104,6 +117,7 @@ class Fabric:
         self.nics: list[NicNode] = []
         # frozenset of the two device ids -> (egress a->b, egress b->a)
         self.links: dict[frozenset[DeviceId], tuple[Egress, Egress]] = {}
+        self.qp_links: dict = {}  # (a, b) -> the pair's QpLinks (fabric_sim.transport), set by the run
         self._build()
 
     # ---- construction -----------------------------------------------------
@@ -116,7 +130,7 @@ class Fabric:
             for j in range(t.t1_per_plane):
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
         for n in range(t.nics):
-            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp))
+            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp, self.rng))
         for a, pa, b, pb, plane in t.cables():
             na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
             nic = a.kind == "nic"
@@ -155,6 +169,12 @@ class Fabric:
         if pair is None:
             raise ValueError(f"no cable between {a} and {b}")
         return pair
+
+    def into_nic(self, n: int) -> list[Egress]:
+        """The T0-to-NIC direction of every cable of NIC n."""
+        nic, row = ids.nic(n), n // self.topo.hosts_per_t0
+        return [e for p in range(self.topo.planes) for e in self.links[frozenset((nic, ids.t0(p, row)))]
+                if e.owner != nic]
 
     def egresses(self) -> Iterator[Egress]:
         for a, b in self.links.values():

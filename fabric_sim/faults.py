@@ -9,6 +9,7 @@ from typing import Callable
 from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Event
 from mrc_wire import ids
+from mrc_wire.constants import ev_plane
 from mrc_wire.ids import DeviceId
 
 
@@ -40,6 +41,19 @@ def apply(fab: Fabric, ev: Event, on_fault: Callable[[], None]) -> None:
         nic = topo.device(args[0])
         row = nic.index // topo.hosts_per_t0
         _cable(fab, nic, ids.t0(args[1], row), k == "nic_port_up")
+    elif k == "nic_rx_loss":  # what the paper's inline P4 program at every NIC drops
+        rate, nic = args
+        for n in ([topo.device(nic).index] if nic else range(topo.nics)):
+            for e in fab.into_nic(n):
+                e.loss = rate
+    elif k == "ev_loss":  # the paper's per-EV error injection: the QPs' EVs on that plane, at the sender
+        n, plane, rate = topo.device(args[0]).index, args[1], args[2]
+        for (a, _), qps in fab.qp_links.items():
+            if a == n:
+                for q in qps:
+                    for ev in q.prof_a.home:
+                        if ev_plane(ev) == plane:
+                            fab.nics[n].ev_loss[(q.qpn_b, ev)] = rate
     else:
         for e in fab.link(args[0], args[1]):
             if k == "link_loss":

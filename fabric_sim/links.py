@@ -11,6 +11,10 @@ packet leaves as soon as the one on the wire is done, and the data queue's
 schedule is pushed back by its serialization time. Data packets already
 scheduled keep their times, so the link can run briefly over its rate by
 the high-priority bytes it carries; the bytes are all accounted for.
+
+`ce_at` (packets, 0: off) marks CE on ECT data that finds the data queue
+that deep: the RoCE baseline's network marks ECN on the last hop too
+(DCQCN needs it there), which the MRC switch, trimming there, never does.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ _push = heapq.heappush
 class Egress:
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "_q", "_seq")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "_q", "_seq",
+                 "ce_at", "ce_marks")
 
     def __init__(self, sim: Any, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
@@ -52,6 +57,7 @@ class Egress:
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
+        self.ce_at, self.ce_marks = 0, 0
         self._q, self._seq = sim._queue, sim._seq  # the event heap, pushed to directly (hot path)
 
     def set_rate(self, gbps: float) -> None:
@@ -94,6 +100,9 @@ class Egress:
             if len(d) >= self.data_cap:
                 self._drop("queue_full")
                 return
+            if self.ce_at and len(d) >= self.ce_at and frame[15] & 0x30:  # outer ECN: ECT -> CE
+                frame = frame[:15] + bytes((frame[15] | 0x30,)) + frame[16:]
+                self.ce_marks += 1
             depart = self.free_at = free + ser
         d.append(depart)
         self.tx_pkts += 1

@@ -57,6 +57,11 @@ def unsupported(sc: Scenario) -> str | None:
     for e in sc.events:
         if e.kind not in SUPPORTED:
             return f"{e.path}.{e.kind}: not available on BMv2 (relays cut and mend cables only)"
+    for i, t in enumerate(sc.transports):
+        if t.topology is not None or t.links is not None:
+            return f"transports[{i}]: a fabric of its own is not available on BMv2"
+        if t.kind == "roce":
+            return f"transports[{i}].kind: the RoCE baseline runs on the timed fabric only"
     return None
 
 
@@ -154,9 +159,10 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         raise ScenarioError(sc.source, f"cannot run on BMv2: {reason}")
     wall = time.perf_counter()
     topo = sc.topology
-    msgs = workload.build(sc.workload, topo.nics, sc.seed)
+    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
-    links, specs = transport.plan(t, topo, workload.pairs_of(msgs), qpp, sc.seed)
+    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
+    links, specs = transport.plan(t, topo, workload.pairs_of(msgs), qpp, sc.seed, pins)
     fab = Bmv2Fabric(topo, specs)
     try:
         host = {n: sock(fab.devices[A.nic_name(n)].host_iface(HOST_PORT)) for n in fab.nics}

@@ -98,7 +98,7 @@ def write(results: list[RunResult], out: Path) -> dict[str, Any]:
                             f"{m.done_at:.3f}" if done else "", f"{m.done_at - m.posted_at:.3f}" if done else ""])
     with open(out / "timeline.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        planes = sorted(results[0].timeline.planes)
+        planes = sorted({p for r in results for p in r.timeline.planes})  # transports may differ in planes
         states = list(results[0].timeline.ev_states)
         w.writerow(["transport", "t_us", "goodput_gbps", *[f"plane{p}_gbps" for p in planes],
                     *[f"evs_{s.lower()}" for s in states]])
@@ -106,7 +106,8 @@ def write(results: list[RunResult], out: Path) -> dict[str, Any]:
             tl = r.timeline
             for i, t in enumerate(tl.t):
                 w.writerow([r.transport.name, f"{t:.3f}", f"{tl.goodput[i]:.3f}",
-                            *[f"{tl.planes[p][i]:.3f}" for p in planes], *[tl.ev_states[s][i] for s in states]])
+                            *[f"{tl.planes[p][i]:.3f}" if p in tl.planes else "" for p in planes],
+                            *[tl.ev_states[s][i] for s in states]])
     return doc
 
 

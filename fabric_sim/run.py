@@ -12,6 +12,7 @@ from control_plane import addressing as A
 from fabric_sim import faults, transport, workload
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
@@ -26,7 +27,17 @@ class Timeline:
     planes: dict[int, list[float]] = field(default_factory=dict)  # NIC->T0 Gb/s per plane
     spines: dict[str, list[float]] = field(default_factory=dict)  # T1 -> Gb/s sent down
     ev_states: dict[str, list[int]] = field(default_factory=dict)  # state -> EVs of sender QPs
+    # Traced QPs (the first QP of each pair, up to TRACED pairs): "a->b" ->
+    # EV -> data packets sent on it per bin, and the EV state changes as
+    # (time µs, EV, event, new state).
+    ev_tx: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    ev_log: dict[str, list[tuple[float, int, str, str]]] = field(default_factory=dict)
 
+
+TRACED = 16
+# RoCE's local ACK timeout is milliseconds on real NICs (4.096 µs x 2^t);
+# 100 base RTTs keeps runs short and only flatters RoCE's tail losses.
+ROCE_RTO_RTTS = 100
 
 @dataclass
 class RunResult:
@@ -56,18 +67,30 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         hooks: list[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:  # type: ignore[assignment]
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
-    topo, ecfg = sc.topology, sc.endpoint
+    topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     sim = Sim()
-    fab = Fabric(topo, LinkConfig(**sc.links.__dict__), sim, seed=sc.seed)
-    msgs = workload.build(sc.workload, topo.nics, sc.seed)
+    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed)
+    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
-    links = transport.setup(t, fab, pairs, qpp, sc.seed)
+    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
+    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins)
+    for qps in list(links.values())[:TRACED]:
+        qps[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
+    nic_gbps = fab.cfg.nic_gbps * topo.planes
+    if t.kind == "roce":  # DCQCN's network marks ECN at the last hop too
+        for n in range(topo.nics):
+            for e in fab.into_nic(n):
+                e.ce_at = topo.congestion.ecn_threshold
     for node in fab.nics:
-        if node.slot_base:
+        if node.slot_base and t.kind == "roce":
+            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
+                                         mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
+                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
+        elif node.slot_base:
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
@@ -75,7 +98,6 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
                                      on_message=drv.delivered, slot_sink=node.slots)
-    nic_gbps = fab.cfg.nic_gbps * topo.planes
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -87,7 +109,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     for m in msgs:
         if m.start is not None:
             sim.call_at(m.start, drv.post, m)
-    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind == "single_path" else None
+    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind in ("single_path", "roce") else None
     on_fault = reconv.fault if reconv else (lambda: None)
     for ev in sc.events:
         sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
@@ -104,6 +126,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         if progress:
             progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
                      f"{sim.events:,} events")
+    tl.finish()
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
     return res
@@ -118,6 +141,8 @@ class _Sampler:
         self.t1_eg = [e for e in fab.egresses() if e.owner.kind == "t1"]
         self.senders = [q for qps in links.values() for q in qps]
         self.flow_keys = [(f"{a}->{b}", b, [q.qpn_b for q in qps]) for (a, b), qps in links.items()]
+        self.traced = [(f"{a}->{b}", fab.nics[a].endpoint.qps[qps[0].qpn_a])
+                       for (a, b), qps in list(links.items())[:TRACED]]
 
     def _rate(self, key: object, total: int) -> float:
         prev = self.last.get(key, 0)
@@ -148,6 +173,21 @@ class _Sampler:
             states.update(st.value for st in q.prof_a.state.values())
         for st in ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN", "DENIED"):
             tl.ev_states.setdefault(st, []).append(states[st])
+        for name, qp in self.traced:
+            per_ev = tl.ev_tx.setdefault(name, {})
+            for ev, n in qp.ev_tx.items():
+                series = per_ev.setdefault(ev, [0] * (len(tl.t) - 1))
+                key = (name, ev)
+                series.append(n - self.last.get(key, 0))
+                self.last[key] = n
+            for series in per_ev.values():  # EVs not used in this bin
+                if len(series) < len(tl.t):
+                    series.append(0)
+
+    def finish(self) -> None:
+        for name, qp in self.traced:
+            p = qp.profile
+            self.tl.ev_log[name] = [(t, ev, e.value, st.value) for t, (ev, e, st) in zip(p.times, p.log)]
 
 
 def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:

@@ -1,10 +1,13 @@
 """Scenario files (YAML): topology, links, endpoint, transports, workload,
-timed events. Validated before anything runs; every error names the field
-path, e.g. `events[2].link_down: no cable between t0-p0-r0 and t0-p0-r1`.
-The format is documented in docs/simulator.md."""
+timed events, and an optional sweep. Validated before anything runs;
+every error names the field path, e.g. `events[2].link_down: no cable
+between t0-p0-r0 and t0-p0-r1`. The format is documented in
+docs/simulator.md."""
 
 from __future__ import annotations
 
+import copy
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,21 +15,15 @@ from typing import Any
 import yaml
 
 from control_plane import topology as T
+from fabric_sim import scenario_events
+from fabric_sim.fields import ScenarioError, choice, flag, int_list, mapping, num
+from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
 
-PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce")
-KINDS = ("mrc", "single_path")
-EVENTS = {  # event key -> what its value is
-    "link_down": "cable", "link_up": "cable", "switch_down": "switch", "switch_up": "switch",
-    "plane_down": "plane", "plane_up": "plane", "nic_port_down": "nic_port", "nic_port_up": "nic_port",
-    "link_loss": "cable_value", "link_rate": "cable_value", "link_latency": "cable_value",
-}
-VALUE_KEY = {"link_loss": "rate", "link_rate": "gbps", "link_latency": "us"}
+__all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
+           "parse", "load", "variants", "override"]
 
-
-class ScenarioError(ValueError):
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path, self.reason = path, reason
+PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce", "flows")
+KINDS = ("mrc", "single_path", "roce")
 
 
 @dataclass(frozen=True)
@@ -51,13 +48,34 @@ class EndpointCfg:
 @dataclass(frozen=True)
 class Transport:
     name: str
-    kind: str  # mrc | single_path
+    kind: str  # mrc | single_path | roce
     evs_per_qp: int = 64
     backups_per_plane: int = 2
     ev_state: bool = True  # False: oblivious spraying (an ablation)
     ev_min_active: int = 1
-    reconvergence_us: float = 500.0  # single_path: routing moves flows off dead paths this long after a fault
+    reconvergence_us: float = 500.0  # single_path, roce: routing moves flows off dead paths this long after a fault
     qps_per_pair: int | None = None  # overrides the workload's
+    ecn_move: str = "skip"  # mrc: an ECN-marked EV is skipped for a rotation, or swapped with an idle spare
+    topology: T.Topology | None = None  # this transport's own fabric (same NICs), e.g. RoCE on one plane
+    links: Links | None = None
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A flow's MRC QPs use only these spines of one plane, with these spares."""
+    plane: int
+    spines: tuple[int, ...]
+    backups: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Flow:
+    src: int
+    dst: int
+    messages: int
+    size: int
+    start_us: float = 0.0
+    pin: Pin | None = None
 
 
 @dataclass(frozen=True)
@@ -70,14 +88,8 @@ class Workload:
     hosts: int | None = None  # the first N NICs; None: all
     fan_in: int = 8  # incast senders
     target: int = 0  # incast receiver
-
-
-@dataclass(frozen=True)
-class Event:
-    at_us: float
-    kind: str
-    args: tuple[Any, ...]
-    path: str
+    placement: str = "packed"  # ring: rank r on host r, or "spread": consecutive ranks in different racks
+    flows: tuple[Flow, ...] = ()  # pattern flows
 
 
 @dataclass(frozen=True)
@@ -93,86 +105,67 @@ class Scenario:
     duration_us: float = 10_000.0
     bins: int = 100
     source: str = "<scenario>"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # scale: the file's statement; raw, sweep: for variants()
 
 
-def _map(raw: Any, path: str, known: set[str]) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise ScenarioError(path, "expected a mapping")
-    for k in raw:
-        if k not in known:
-            raise ScenarioError(f"{path}.{k}" if path else str(k), f"unknown key (known: {', '.join(sorted(known))})")
-    return raw
-
-
-def _num(raw: dict[str, Any], key: str, path: str, default: Any, lo: float, hi: float, integer: bool = False) -> Any:
-    if key not in raw or raw[key] is None:
-        if default is ...:
-            raise ScenarioError(f"{path}{key}", "missing key")
-        return default
-    v = raw[key]
-    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
-    if not ok or isinstance(v, bool):
-        raise ScenarioError(f"{path}{key}", f"expected {'an integer' if integer else 'a number'}, got {v!r}")
-    if not lo <= v <= hi:
-        raise ScenarioError(f"{path}{key}", f"{v} is outside {lo:g}..{hi:g}")
-    return v
-
-
-def _choice(raw: dict[str, Any], key: str, path: str, choices: tuple[str, ...], default: Any = ...) -> str:
-    v = raw.get(key, default)
-    if v is ...:
-        raise ScenarioError(f"{path}{key}", "missing key")
-    if v not in choices:
-        raise ScenarioError(f"{path}{key}", f"{v!r} is not one of {', '.join(choices)}")
-    return v
-
-
-def _topology(raw: Any, base: Path) -> T.Topology:
+def _topology(raw: Any, base: Path, path: str = "topology") -> T.Topology:
     try:
         if isinstance(raw, str):
             return T.load(base / raw)
-        return T.parse(raw, "topology")
+        return T.parse(raw, path)
     except T.TopologyError as exc:
-        raise ScenarioError(f"topology.{exc.path}" if not isinstance(raw, str) else f"topology ({raw}): {exc.path}",
+        raise ScenarioError(f"{path}.{exc.path}" if not isinstance(raw, str) else f"{path} ({raw}): {exc.path}",
                             exc.reason) from None
     except OSError as exc:
-        raise ScenarioError("topology", f"cannot read {raw!r}: {exc.strerror}") from None
+        raise ScenarioError(path, f"cannot read {raw!r}: {exc.strerror}") from None
+
+
+def _links(raw: Any, path: str) -> Links:
+    lr = mapping(raw, path, set(Links.__dataclass_fields__))
+    return Links(*(num(lr, k, f"{path}.", getattr(Links, k), lo, hi, integer=i) for k, lo, hi, i in (
+        ("nic_gbps", 0.001, 1e5, False), ("fabric_gbps", 0.001, 1e5, False), ("prop_us", 0, 1e6, False),
+        ("data_queue", 1, 1 << 20, True), ("high_queue", 1, 1 << 20, True))))
 
 
 def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scenario:
-    top = _map(data, "", {"name", "seed", "topology", "links", "endpoint", "transports", "workload", "events",
-                          "duration_us", "bins", "scale"})
+    top = mapping(data, "", {"name", "seed", "topology", "links", "endpoint", "transports", "workload", "events",
+                             "duration_us", "bins", "scale", "sweep"})
     if "topology" not in top:
         raise ScenarioError("topology", "missing key")
     topo = _topology(top["topology"], base)
-    lr = _map(top.get("links"), "links", set(Links.__dataclass_fields__))
-    links = Links(*(_num(lr, k, "links.", getattr(Links, k), lo, hi, integer=i) for k, lo, hi, i in (
-        ("nic_gbps", 0.001, 1e5, False), ("fabric_gbps", 0.001, 1e5, False), ("prop_us", 0, 1e6, False),
-        ("data_queue", 1, 1 << 20, True), ("high_queue", 1, 1 << 20, True))))
-    er = _map(top.get("endpoint"), "endpoint", set(EndpointCfg.__dataclass_fields__))
-    endpoint = EndpointCfg(_num(er, "mtu", "endpoint.", 4096, 64, 9000, True),
-                           _num(er, "rto_us", "endpoint.", None, 0.01, 1e9),
-                           _num(er, "retry_limit", "endpoint.", 8, 0, 1000, True),
-                           _num(er, "probe_interval_us", "endpoint.", None, 0.01, 1e9),
-                           _num(er, "reorder_window_us", "endpoint.", None, 0, 1e9),
-                           _num(er, "ack_every", "endpoint.", 1, 1, 64, True))
-    transports = _transports(top.get("transports"), topo)
+    links = _links(top.get("links"), "links")
+    er = mapping(top.get("endpoint"), "endpoint", set(EndpointCfg.__dataclass_fields__))
+    endpoint = EndpointCfg(num(er, "mtu", "endpoint.", 4096, 64, 9000, True),
+                           num(er, "rto_us", "endpoint.", None, 0.01, 1e9),
+                           num(er, "retry_limit", "endpoint.", 8, 0, 1000, True),
+                           num(er, "probe_interval_us", "endpoint.", None, 0.01, 1e9),
+                           num(er, "reorder_window_us", "endpoint.", None, 0, 1e9),
+                           num(er, "ack_every", "endpoint.", 1, 1, 64, True))
     workload = _workload(top.get("workload"), topo)
+    transports = _transports(top.get("transports"), topo, base, workload)
     if not isinstance(top.get("events") or [], list):
         raise ScenarioError("events", "expected a list")
-    events = tuple(_event(e, f"events[{i}]", topo) for i, e in enumerate(top.get("events") or []))
-    return Scenario(name=str(top.get("name", Path(source).stem)), topology=topo, workload=workload,
-                    transports=transports, links=links, endpoint=endpoint, events=events,
-                    seed=_num(top, "seed", "", 1, 0, 2**32, True),
-                    duration_us=_num(top, "duration_us", "", 10_000.0, 0.001, 1e9),
-                    bins=_num(top, "bins", "", 100, 2, 10_000, True), source=source,
-                    meta={"scale": top.get("scale")})
+    events = tuple(scenario_events.parse(e, f"events[{i}]", topo) for i, e in enumerate(top.get("events") or []))
+    for t in transports:  # a transport on its own fabric must find every event's devices there too
+        if t.topology is not None:
+            for i, e in enumerate(top.get("events") or []):
+                try:
+                    scenario_events.parse(e, f"events[{i}]", t.topology)
+                except ScenarioError as exc:
+                    raise ScenarioError(exc.path, f"{exc.reason} (in transport {t.name}'s topology)") from None
+    sc = Scenario(name=str(top.get("name", Path(source).stem)), topology=topo, workload=workload,
+                  transports=transports, links=links, endpoint=endpoint, events=events,
+                  seed=num(top, "seed", "", 1, 0, 2**32, True),
+                  duration_us=num(top, "duration_us", "", 10_000.0, 0.001, 1e9),
+                  bins=num(top, "bins", "", 100, 2, 10_000, True), source=source,
+                  meta={"scale": top.get("scale"), "raw": {k: v for k, v in top.items() if k != "sweep"},
+                        "base": base, "sweep": _sweep(top.get("sweep"))})
+    if sc.meta["sweep"]:
+        variants(sc)  # every variant is checked now, not halfway through a sweep
+    return sc
 
 
-def _transports(raw: Any, topo: T.Topology) -> tuple[Transport, ...]:
+def _transports(raw: Any, topo: T.Topology, base: Path, w: Workload) -> tuple[Transport, ...]:
     if raw is None:
         raw = [{"name": "mrc", "kind": "mrc"}]
     if not isinstance(raw, list) or not raw:
@@ -180,89 +173,134 @@ def _transports(raw: Any, topo: T.Topology) -> tuple[Transport, ...]:
     out, names = [], set()
     for i, item in enumerate(raw):
         path = f"transports[{i}]."
-        r = _map(item, f"transports[{i}]", set(Transport.__dataclass_fields__))
-        kind = _choice(r, "kind", path, KINDS)
+        r = mapping(item, f"transports[{i}]", set(Transport.__dataclass_fields__))
+        kind = choice(r, "kind", path, KINDS)
         name = str(r.get("name", kind))
         if name in names:
             raise ScenarioError(f"{path}name", f"{name!r} is used twice")
         names.add(name)
-        evs = _num(r, "evs_per_qp", path, 64, 1, 65536, True)
-        if kind == "mrc" and (evs & (evs - 1) or evs % topo.planes):
+        own = _topology(r["topology"], base, f"{path}topology") if r.get("topology") is not None else None
+        if own is not None and own.nics != topo.nics:
+            raise ScenarioError(f"{path}topology", f"{own.nics} NICs; the scenario's topology has {topo.nics} "
+                                "(the workload names NICs by index)")
+        t_topo = own or topo
+        evs = num(r, "evs_per_qp", path, 64, 1, 65536, True)
+        if kind == "mrc" and (evs & (evs - 1) or evs % t_topo.planes):
             raise ScenarioError(f"{path}evs_per_qp", f"{evs} must be a power of two and a multiple of the "
-                                f"{topo.planes} planes (slots rotate without a modulo, EVs spread evenly)")
-        ev_state = r.get("ev_state", True)
-        if not isinstance(ev_state, bool):
-            raise ScenarioError(f"{path}ev_state", f"expected true or false, got {ev_state!r}")
-        out.append(Transport(name, kind, evs, _num(r, "backups_per_plane", path, 2, 0, 256, True), ev_state,
-                             _num(r, "ev_min_active", path, 1, 0, 65536, True),
-                             _num(r, "reconvergence_us", path, 500.0, 0, 1e9),
-                             _num(r, "qps_per_pair", path, None, 1, 256, True)))
+                                f"{t_topo.planes} planes (slots rotate without a modulo, EVs spread evenly)")
+        for j, f in enumerate(w.flows):
+            if f.pin is not None and kind == "mrc" and (f.pin.plane >= t_topo.planes
+                                                        or max(f.pin.spines + f.pin.backups) >= t_topo.t1_per_plane):
+                raise ScenarioError(f"workload.flows[{j}].pin", f"plane or spine beyond transport {name}'s topology")
+        out.append(Transport(name, kind, evs, num(r, "backups_per_plane", path, 2, 0, 256, True),
+                             flag(r, "ev_state", path, True), num(r, "ev_min_active", path, 1, 0, 65536, True),
+                             num(r, "reconvergence_us", path, 500.0, 0, 1e9),
+                             num(r, "qps_per_pair", path, None, 1, 256, True),
+                             choice(r, "ecn_move", path, ("skip", "swap"), "skip"), own,
+                             _links(r["links"], f"{path}links") if r.get("links") is not None else None))
     return tuple(out)
 
 
 def _workload(raw: Any, topo: T.Topology) -> Workload:
     if raw is None:
         raise ScenarioError("workload", "missing key")
-    r = _map(raw, "workload", set(Workload.__dataclass_fields__))
-    hosts = _num(r, "hosts", "workload.", None, 2, topo.nics, True)
+    r = mapping(raw, "workload", set(Workload.__dataclass_fields__))
+    hosts = num(r, "hosts", "workload.", None, 2, topo.nics, True)
     n = hosts or topo.nics
-    pattern = _choice(r, "pattern", "workload.", PATTERNS)
-    fan_in = _num(r, "fan_in", "workload.", min(8, n - 1), 1, n - 1, True)
-    return Workload(pattern, _num(r, "message_bytes", "workload.", ..., 1, 2**32 - 1, True),
-                    _num(r, "messages", "workload.", 1, 1, 100_000, True),
-                    _num(r, "qps_per_pair", "workload.", 1, 1, 256, True),
-                    _num(r, "start_us", "workload.", 0.0, 0, 1e9), hosts, fan_in,
-                    _num(r, "target", "workload.", 0, 0, n - 1, True))
+    pattern = choice(r, "pattern", "workload.", PATTERNS)
+    fan_in = num(r, "fan_in", "workload.", min(8, n - 1), 1, n - 1, True)
+    size = num(r, "message_bytes", "workload.", ..., 1, 2**32 - 1, True)
+    messages = num(r, "messages", "workload.", 1, 1, 100_000, True)
+    start = num(r, "start_us", "workload.", 0.0, 0, 1e9)
+    flows = _flows(r.get("flows"), topo, size, messages, start) if pattern == "flows" else ()
+    if pattern != "flows" and r.get("flows") is not None:
+        raise ScenarioError("workload.flows", "only for pattern flows")
+    return Workload(pattern, size, messages, num(r, "qps_per_pair", "workload.", 1, 1, 256, True), start, hosts,
+                    fan_in, num(r, "target", "workload.", 0, 0, n - 1, True),
+                    choice(r, "placement", "workload.", ("packed", "spread"), "packed"), flows)
 
 
-def _event(raw: Any, path: str, topo: T.Topology) -> Event:
-    r = _map(raw, path, {"at_us", *EVENTS})
-    kinds = [k for k in r if k in EVENTS]
-    if len(kinds) != 1:
-        raise ScenarioError(path, f"an event has at_us and exactly one of {', '.join(EVENTS)}")
-    kind = kinds[0]
-    at = _num(r, "at_us", f"{path}.", ..., 0, 1e12)
-    v, where = r[kind], f"{path}.{kind}"
+def _flows(raw: Any, topo: T.Topology, size: int, messages: int, start: float) -> tuple[Flow, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError("workload.flows", "pattern flows needs a non-empty list of {src, dst}")
+    out, seen = [], set()
+    for i, item in enumerate(raw):
+        path = f"workload.flows[{i}]"
+        r = mapping(item, path, {"src", "dst", "messages", "message_bytes", "start_us", "pin"})
+        src, dst = (topo.device(scenario_events.device(topo, r.get(k), f"{path}.{k}", ("nic",))).index
+                    for k in ("src", "dst"))
+        if src == dst or (src, dst) in seen:
+            raise ScenarioError(f"{path}.dst", "a flow to itself" if src == dst else "this pair has a flow already")
+        seen.add((src, dst))
+        pin = None
+        if r.get("pin") is not None:
+            p = mapping(r["pin"], f"{path}.pin", {"plane", "spines", "backups"})
+            spines = int_list(p.get("spines"), f"{path}.pin.spines", 0, 255)
+            if not spines or len(spines) & (len(spines) - 1):
+                raise ScenarioError(f"{path}.pin.spines", "a power of two of spines (the slots of a rotation)")
+            pin = Pin(num(p, "plane", f"{path}.pin.", ..., 0, 7, True), spines,
+                      int_list(p.get("backups", []), f"{path}.pin.backups", 0, 255))
+        out.append(Flow(src, dst, num(r, "messages", f"{path}.", messages, 1, 100_000, True),
+                        num(r, "message_bytes", f"{path}.", size, 1, 2**32 - 1, True),
+                        num(r, "start_us", f"{path}.", start, 0, 1e9), pin))
+    return tuple(out)
 
-    def dev(name: Any, p: str, kinds: tuple[str, ...]) -> str:
+
+# ---- sweeps: one scenario file, many runs (make paper) ----------------------
+def _sweep(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """`sweep: {dotted.path: [values]}`: the runs are every combination."""
+    r = mapping(raw, "sweep", set(raw) if isinstance(raw, dict) else set())
+    out = []
+    for key, vals in r.items():
+        if not isinstance(vals, list) or not vals:
+            raise ScenarioError(f"sweep.{key}", "expected a non-empty list of values")
+        out.append((str(key), tuple(vals)))
+    return tuple(out)
+
+
+def _steps(path: str) -> list[str | int]:
+    out: list[str | int] = []
+    for part in path.split("."):
+        name, *idx = part.replace("]", "").split("[")
+        out += ([name] if name else []) + [int(i) for i in idx]
+    return out
+
+
+def override(raw: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the raw scenario with `values` set at their dotted paths
+    (`events[0].nic_rx_loss.rate`); every step but the last must exist."""
+    doc = copy.deepcopy(raw)
+    for path, value in values.items():
+        node: Any = doc
+        steps = _steps(path)
+        for i, step in enumerate(steps[:-1]):
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                raise ScenarioError(f"sweep.{path}", f"{'.'.join(map(str, steps[:i + 1]))} is not in the file") from None
         try:
-            d = topo.device(str(name))
-        except ValueError as exc:
-            raise ScenarioError(p, str(exc)) from None
-        if d.kind not in kinds:
-            raise ScenarioError(p, f"{name} is a {d.kind}, expected a {' or '.join(kinds)}")
-        return str(d)
-
-    shape = EVENTS[kind]
-    if shape == "switch":
-        return Event(at, kind, (dev(v, where, ("t0", "t1")),), path)
-    if shape == "plane":
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < topo.planes:
-            raise ScenarioError(where, f"expected a plane 0..{topo.planes - 1}, got {v!r}")
-        return Event(at, kind, (v,), path)
-    if shape == "nic_port":
-        m = _map(v, where, {"nic", "plane"})
-        nic = dev(m.get("nic"), f"{where}.nic", ("nic",))
-        return Event(at, kind, (nic, _num(m, "plane", f"{where}.", ..., 0, topo.planes - 1, True)), path)
-    cable = v if shape == "cable" else _map(v, where, {"link", VALUE_KEY[kind]}).get("link")
-    cp = where if shape == "cable" else f"{where}.link"
-    if not isinstance(cable, list) or len(cable) != 2:
-        raise ScenarioError(cp, f"expected [device, device], got {cable!r}")
-    a, b = dev(cable[0], f"{cp}[0]", ("t0", "t1", "nic")), dev(cable[1], f"{cp}[1]", ("t0", "t1", "nic"))
-    if not _cabled(topo, a, b):
-        raise ScenarioError(cp, f"no cable between {a} and {b}")
-    if shape == "cable":
-        return Event(at, kind, (a, b), path)
-    key = VALUE_KEY[kind]
-    hi = 1.0 if kind == "link_loss" else 1e9
-    return Event(at, kind, (a, b, _num(v, key, f"{where}.", ..., 0, hi)), path)
+            node[steps[-1]] = value
+        except (IndexError, TypeError):
+            raise ScenarioError(f"sweep.{path}", "cannot be set") from None
+    return doc
 
 
-def _cabled(topo: T.Topology, a: str, b: str) -> bool:
-    x, y = sorted((topo.device(a), topo.device(b)), key=lambda d: ("nic", "t0", "t1").index(d.kind))
-    if x.kind == "nic" and y.kind == "t0":
-        return x.index // topo.hosts_per_t0 == y.index
-    return x.kind == "t0" and y.kind == "t1" and x.plane == y.plane
+def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
+    """(values, scenario) for every combination of the sweep; the scenario
+    itself if it has none."""
+    sweep = sc.meta.get("sweep") or ()
+    if not sweep:
+        return [({}, sc)]
+    out = []
+    for combo in itertools.product(*(vals for _, vals in sweep)):
+        values = dict(zip((k for k, _ in sweep), combo))
+        label = ", ".join(f"{k}={v}" for k, v in values.items())
+        doc = override(sc.meta["raw"], values)
+        try:
+            out.append((values, parse(doc, sc.source, sc.meta["base"])))
+        except ScenarioError as exc:
+            raise ScenarioError(f"sweep ({label}): {exc.path}", exc.reason) from None
+    return out
 
 
 def load(path: str | Path) -> Scenario:

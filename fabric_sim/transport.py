@@ -7,6 +7,11 @@ that hold them.
 - `single_path`: one EV per QP, chosen by hash as ECMP would; no EV state.
   After a fault, routing reconverges `reconvergence_us` later: every QP
   whose path crosses a dead cable is rehashed over the paths still alive.
+- `roce`: the same ECMP-hashed path per QP and the same reconvergence, with
+  the RoCE endpoint (fabric_sim/roce.py) on every NIC.
+
+A flow of the `flows` workload may pin its MRC QPs to given spines of one
+plane (the paper's Fig. 14 forces two flows onto one EV).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
 from fabric_sim.fabric import Fabric
-from fabric_sim.scenario import Transport
+from fabric_sim.scenario import Pin, Transport
 from mrc_wire.constants import ev_plane, ev_spine
 from nic_model.cc import CcState
 from nic_model.ev import EvProfile, EvState, make_ev
@@ -48,20 +53,28 @@ def _hash(*parts: int) -> int:
     return h
 
 
-def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random) -> EvProfile:
-    if t.kind == "single_path":
+def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random,
+            pin: Pin | None = None) -> EvProfile:
+    if t.kind in ("single_path", "roce"):
         h = _hash(a, b, k)
         ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
         return EvProfile([ev], {}, mirror=True, enabled=False)
-    prof = EvProfile.spread(topo.planes, topo.t1_per_plane, t.evs_per_qp, t.backups_per_plane,
-                            salt=rng.randrange(topo.t1_per_plane))
+    if pin is not None:
+        prof = EvProfile([make_ev(pin.plane, s, salt=i) for i, s in enumerate(pin.spines)],
+                         {pin.plane: [make_ev(pin.plane, s, salt=(1 << 20) | i) for i, s in enumerate(pin.backups)]})
+    else:
+        prof = EvProfile.spread(topo.planes, topo.t1_per_plane, t.evs_per_qp, t.backups_per_plane,
+                                salt=rng.randrange(topo.t1_per_plane))
     prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
+    prof.ecn_swap = t.ecn_move == "swap"
     return prof
 
 
-def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int,
-         seed: int) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
-    """Every pair's QPs and, per NIC, the QPs its plan must hold."""
+def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
+         pins: dict[tuple[int, int], Pin] | None = None,
+         ) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
+    """Every pair's QPs and, per NIC, the QPs its plan must hold. A pinned
+    pair's sending QPs use the pin (MRC); its receiving side is as usual."""
     rng = random.Random(seed)
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
@@ -69,7 +82,8 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa, pb = profile(t, topo, a, b, k, rng), profile(t, topo, b, a, k, rng)
+            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)))
+            pb = profile(t, topo, b, a, k, rng)
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
             for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
@@ -80,10 +94,10 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     return out, specs
 
 
-def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int,
-          seed: int) -> dict[tuple[int, int], list[QpLink]]:
+def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
+          pins: dict[tuple[int, int], Pin] | None = None) -> dict[tuple[int, int], list[QpLink]]:
     """Create every pair's QPs and install every NIC's plan in the fabric."""
-    links, specs = plan(t, fab.topo, pairs, qps_per_pair, seed)
+    links, specs = plan(t, fab.topo, pairs, qps_per_pair, seed, pins)
     for nic, qps in specs.items():
         fab.install_nic(nic, qps)
     return links

@@ -3,7 +3,8 @@
 Every message is striped over its pair's QPs (QP scaling, as RoCE does);
 it completes when the receiver has placed every part. Ring all-reduce
 sends 2(N-1) chunks of size/N around the ring, each step started by the
-arrival of the previous step's chunk."""
+arrival of the previous step's chunk. `flows` lists the pairs, each with
+its messages, size and start time (the paper's ib_write_bw runs)."""
 
 from __future__ import annotations
 
@@ -28,13 +29,22 @@ class Message:
     parts: dict = field(default_factory=dict)  # (receiver QP, msg_id) -> True
 
 
-def hosts(w: Workload, nics: int) -> list[int]:
-    return list(range(w.hosts or nics))
+def hosts(w: Workload, nics: int, hosts_per_t0: int = 1) -> list[int]:
+    """The workload's hosts in rank order. `spread` puts consecutive ranks
+    in different racks (rank r of N in rack r mod R), as a multi-NIC
+    server's rail-aligned NCCL ring does: every ring hop crosses the spines."""
+    hs = list(range(w.hosts or nics))
+    if w.placement == "spread":
+        hs.sort(key=lambda h: (h % hosts_per_t0, h // hosts_per_t0))
+    return hs
 
 
-def build(w: Workload, nics: int, seed: int) -> list[Message]:
+def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Message]:
     rng = random.Random(seed)
-    hs = hosts(w, nics)
+    hs = hosts(w, nics, hosts_per_t0)
+    if w.pattern == "flows":
+        return [Message(i, f.src, f.dst, f.size, f.start_us) for i, f in
+                enumerate(f for f in w.flows for _ in range(f.messages))]
     pairs: list[tuple[int, int]]
     if w.pattern == "permutation":
         order = hs[:]

@@ -45,6 +45,9 @@ EXT_LEN = {**{op: DATA_EXT_LEN for op in DATA_OPCODES}, OP_ACK: ACK_EXT_LEN, OP_
 
 NACK_TRIMMED = 1
 NACK_TRIMMED_LASTHOP = 2
+# The RoCE baseline's go-back-N NAK (RC's "PSN sequence error", carrying the
+# expected PSN); sent by fabric_sim's RoCE endpoint, never by an MRC NIC.
+NACK_PSN_SEQUENCE = 3
 SACK_BITS = 64
 PSN_MOD = 1 << 24
 

@@ -131,6 +131,7 @@ class Endpoint(LossRecovery, PathState):
             q = qp.by_ev[ev] = deque()
         q.append(inf)
         qp.tx_active_at = self.sim.now
+        qp.ev_tx[ev] += 1
         self.stats.sent += 1
         self.stats.retransmits += retx
         payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]

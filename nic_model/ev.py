@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 class EvState(enum.Enum):
@@ -60,6 +61,12 @@ class EvProfile:
     # False: oblivious spraying (RPS/NDP-like) or a single ECMP path: events
     # change nothing, the rotation is used as configured.
     enabled: bool = True
+    # ECN on an EV moves its slots to an idle GOOD spare of its plane for
+    # good, the marked EV becoming the spare (as the MRC paper's Fig. 14
+    # shows a CX-8 do); False: the EV is skipped for one rotation.
+    ecn_swap: bool = False
+    # When set (a function giving the time), `times[i]` is when log[i] happened.
+    clock: Callable[[], float] | None = None
 
     slots: list[int] = field(default_factory=list)
     state: dict[int, EvState] = field(default_factory=dict)
@@ -69,6 +76,7 @@ class EvProfile:
     skip_until: dict[int, int] = field(default_factory=dict)
     log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
     slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
+    times: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = len(self.home)
@@ -128,6 +136,8 @@ class EvProfile:
     def _set(self, ev: int, event: EvEvent, st: EvState) -> None:
         self.state[ev] = st
         self.log.append((ev, event, st))
+        if self.clock is not None:
+            self.times.append(self.clock())
 
     def event(self, ev: int, event: EvEvent) -> None:
         """Apply an EV event (DESIGN.md section 7)."""
@@ -136,6 +146,8 @@ class EvProfile:
             return  # not an EV of this profile, or EV state switched off
         if event is EvEvent.LOSS and st is not EvState.ASSUMED_BAD and self.active() <= self.min_active:
             return  # the floor: keep using it rather than run out of EVs
+        if event is EvEvent.ECN and st is EvState.GOOD and self.ecn_swap and self._swap(ev):
+            return
         if event in (EvEvent.ECN, EvEvent.NACK_TRIMMED) and st is EvState.GOOD:
             self._set(ev, event, EvState.SKIP)
             if self.mirror:  # the data plane skips it by a rewrite for one rotation
@@ -154,6 +166,23 @@ class EvProfile:
             self.good_probes[ev] = 0
         # ACK and TRIMMED_LASTHOP leave the state as it is: a last-hop trim
         # says the receiver, not the path, is the bottleneck.
+
+    def _swap(self, ev: int) -> bool:
+        """ECN in swap mode: the slots using `ev` take an idle GOOD spare of
+        its plane, which joins the rotation in its place; `ev`, congested
+        but healthy, becomes the spare. False if there is no idle spare."""
+        pool = self.backups.get(ev_plane(ev), [])
+        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.slots), None)
+        if spare is None:
+            return False
+        if ev in self.home:
+            self.home = [spare if h == ev else h for h in self.home]
+            pool[pool.index(spare)] = ev
+        for i, cur in enumerate(self.slots):
+            if cur == ev:
+                self._write(i, spare)
+        self._set(spare, EvEvent.ECN, EvState.GOOD)  # logged: the spare took over after ECN
+        return True
 
     def deny(self, ev: int) -> None:
         self._set(ev, EvEvent.LOSS, EvState.DENIED)
@@ -215,6 +244,21 @@ class EvProfile:
         evs = [ev for ev in self.state if ev_plane(ev) == plane and self.state[ev] is not EvState.PLANE_DOWN]
         for ev in evs:
             self._set(ev, EvEvent.PLANE_DOWN, EvState.PLANE_DOWN)
+        self._spread_dead()
+
+    def plane_up(self, plane: int) -> None:
+        """The port is back: its EVs return to GOOD and to their home slots,
+        and the plane takes its share of the slots of planes still down."""
+        for ev, st in list(self.state.items()):
+            if ev_plane(ev) == plane and st is EvState.PLANE_DOWN:
+                self._set(ev, EvEvent.PLANE_UP, EvState.GOOD)
+                self._return_home(ev)
+        self._spread_dead()
+
+    def _spread_dead(self) -> None:
+        """Every slot whose home EV's plane is down goes to the live planes
+        in turn, each its least-used GOOD rotation EV: the live planes share
+        the dead ones' slots evenly, a plane just back included."""
         alive: dict[int, list[int]] = {}
         for ev in dict.fromkeys(self.home):
             if self.state[ev] is EvState.GOOD:
@@ -223,18 +267,13 @@ class EvProfile:
             return  # every plane down: nothing to move to
         order = sorted(alive)
         k = 0
-        for i, cur in enumerate(self.slots):
-            if ev_plane(cur) == plane:  # the surviving planes in turn, each its least-used EV
+        for i, home in enumerate(self.home):
+            if self.state[home] is EvState.PLANE_DOWN:
                 evs = alive[order[k % len(order)]]
-                self._write(i, min(evs, key=self.slots.count))
+                ev = min(evs, key=self.slots.count)
+                if self.slots[i] != ev:
+                    self._write(i, ev)
                 k += 1
-
-    def plane_up(self, plane: int) -> None:
-        """The port is back: its EVs return to GOOD and to their home slots."""
-        for ev, st in list(self.state.items()):
-            if ev_plane(ev) == plane and st is EvState.PLANE_DOWN:
-                self._set(ev, EvEvent.PLANE_UP, EvState.GOOD)
-                self._return_home(ev)
 
     def on_plane(self, plane: int) -> list[int]:
         """Every EV of the profile on `plane` (rotation and backups)."""

@@ -4,7 +4,7 @@ arithmetic modulo 2^24 everywhere (DESIGN.md section 7)."""
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from mrc_wire.constants import PSN_MOD
@@ -99,6 +99,7 @@ class QueuePair:
     min_rtt: float | None = None
     error: str | None = None  # set when the QP gives up: reported, never silent
     peer_down: int = 0  # bitmap of the peer's planes whose NIC port is down
+    ev_tx: Counter = field(default_factory=Counter)  # EV -> data packets sent on it (activity traces)
     # receiver half
     cum_psn: int = 0  # every PSN before it received
     rbits: int = 0  # bit i: PSN cum_psn + i received (bit 0 is always 0)

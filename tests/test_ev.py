@@ -89,3 +89,38 @@ def test_mirror_mode_skip_is_a_slot_rewrite_for_one_rotation():
     assert ev not in rotation
     p.next_ev()  # one rotation later the EV is back in its slot
     assert p.state[ev] is EvState.GOOD and p.slots[4] == ev and p.slot_writes[-1] == (4, ev)
+
+
+def test_a_plane_back_takes_its_share_of_the_planes_still_down():
+    # Planes 0 and 1 die in turn, then 1 returns: its own slots come home
+    # and it takes a third of plane 0's (4 live planes share them evenly).
+    p = EvProfile.spread(planes=4, spines=8, slots=48 * 4 // 3)  # 64 slots, 16 per plane
+    p.mirror = True
+    p.plane_down(0)
+    p.plane_down(1)
+    assert {ev_plane(e) for e in p.slots} == {2, 3}
+    p.plane_up(1)
+    load = [sum(ev_plane(e) == q for e in p.slots) for q in range(4)]
+    assert load[0] == 0 and sorted(load[1:]) == [21, 21, 22], load
+    assert all(p.slots[i] == h for i, h in enumerate(p.home) if ev_plane(h) == 1)
+    p.plane_up(0)
+    assert p.slots == p.home
+
+
+def test_ecn_swap_moves_the_slot_to_an_idle_spare_for_good():
+    a, b = make_ev(0, 0), make_ev(0, 1, salt=1 << 20)
+    p = EvProfile([a], {0: [b]}, mirror=True, ecn_swap=True)
+    p.event(a, EvEvent.ECN)
+    assert p.slots == p.home == [b] and p.backups[0] == [a]
+    assert p.state[a] is p.state[b] is EvState.GOOD
+    assert [p.next_ev() for _ in range(4)] == [b] * 4  # no return after a rotation
+    assert p.log[-1] == (b, EvEvent.ECN, EvState.GOOD)
+    p.event(b, EvEvent.ECN)  # and back, if the new one is marked in its turn
+    assert p.slots == [a]
+
+
+def test_ecn_swap_without_an_idle_spare_skips_as_usual():
+    a = make_ev(0, 0)
+    p = EvProfile([a], {0: []}, mirror=True, ecn_swap=True)
+    p.event(a, EvEvent.ECN)
+    assert p.state[a] is EvState.SKIP and p.slots == [a]

@@ -47,3 +47,12 @@ def test_ring_allreduce_and_incast_complete_on_the_fabric():
     # Seven senders into one 200 Gb/s NIC: the last hop trims, the NICs NACK, and all of it ends near 7x the ideal.
     assert r.events.get("trimmed", 0) > 0 and r.retx["nack"] > 0 and not r.drops.get("link:queue_full")
     assert max(report.fcts(r)) <= 7 * report.ideal_fct(r, 200_000) * 1.5
+
+
+def test_spread_placement_puts_every_ring_hop_across_racks():
+    w = Workload("ring_allreduce", 8000, hosts=8, placement="spread")
+    msgs = workload.build(w, 16, seed=1, hosts_per_t0=4)
+    assert {m.src for m in msgs} == set(range(8))
+    assert all(m.src // 4 != m.dst // 4 for m in msgs)  # racks of 4 hosts
+    packed = workload.build(Workload("ring_allreduce", 8000, hosts=8), 16, seed=1, hosts_per_t0=4)
+    assert sum(m.src // 4 != m.dst // 4 for m in packed[:8]) == 2

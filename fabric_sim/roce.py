@@ -1,0 +1,271 @@
+"""The RoCE baseline endpoint, configured as the MRC paper's RoCE runs
+(section 5.2.7): RC semantics on one ECMP-hashed path per QP (the
+`single_path` profile: the NIC sends every packet of a QP on its one EV),
+go-back-N, DCQCN rate control (fabric_sim/dcqcn.py), QP scaling by the
+workload's striping of each message over several QPs.
+
+- Sender: packets leave in PSN order, each QP paced at its DCQCN rate and
+  the NIC at its line rate (one scheduler over the QPs: the NIC does not
+  queue a QP's whole message on its port). At most MAX_OUTSTANDING
+  unacknowledged packets per QP. A NAK (expected PSN) or a timeout
+  rewinds to the oldest unacknowledged PSN and resends everything from
+  there (go-back-N); `retry_limit` timeouts in a row put the QP in error.
+- Receiver: only the expected PSN is accepted (in-order placement); a later
+  one is discarded and, once per gap, NAKed; a duplicate is re-ACKed if it
+  asks. ACKs are cumulative, requested every ACK_EVERY packets and on each
+  message's last. A CE-marked arrival sends a CNP (an ACK with its ECN bit)
+  at most once per DCQCN CNP interval.
+
+The packets are the MRC wire format (mrc_wire.packet), data in the
+non-trimmable class: switches drop, not trim, it over their threshold.
+PFC is not modelled (docs/paper.md says where that matters).
+"""
+
+from __future__ import annotations
+
+import heapq
+import ipaddress
+import itertools
+from collections import Counter, deque
+from typing import Callable, Mapping
+
+from mrc_wire import packet as W
+from mrc_wire.constants import (
+    DSCP_DEFAULTS, ECN_CE, ECT0, ETH_LEN, IPV6_LEN, NACK_PSN_SEQUENCE, OP_ACK, OP_NACK, OP_WRITE_FIRST, OP_WRITE_LAST,
+    OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
+)
+from fabric_sim.dcqcn import CNP_INTERVAL_US, Dcqcn
+from nic_model.ev import EvProfile
+from nic_model.qp import Segment, Stats, psn_add, psn_diff
+from nic_model.sim import Sim
+
+ACK_EVERY = 8
+MAX_OUTSTANDING = 1024
+ZEROS = bytes(16384)
+
+
+class RoceQp:
+    """One side of an RC connection: sender (segments from the oldest
+    unacknowledged on) and receiver (the expected PSN)."""
+
+    def __init__(self, qpn: int, peer_qpn: int, peer_addr: bytes, profile: EvProfile, line_gbps: float):
+        self.qpn, self.peer_qpn, self.peer_addr, self.profile = qpn, peer_qpn, peer_addr, profile
+        self.reverse = {ev_plane(profile.home[0]): profile.home[0]}  # ACKs take this QP's own path back
+        self.cc = Dcqcn(line_gbps)
+        self.segs: deque[Segment] = deque()  # from snd_una on
+        self.nxt = 0  # index in segs of the next packet to send
+        self.next_psn = 0
+        self.sent_hi = 0  # PSN after the highest sent: below it, a send is a resend
+        self.next_tx = 0.0  # pacing: when this QP may send again
+        self.queued = False  # in the NIC scheduler
+        self.progress_at = 0.0  # last forward progress (for the timeout)
+        self.timeouts = 0  # in a row
+        self.ackreq_at = -1e18
+        self.error: str | None = None
+        self.ev_tx: Counter[int] = Counter()
+        # receiver
+        self.expected = 0
+        self.nak_for = -1  # the expected PSN a NAK was sent for (one per gap)
+        self.cnp_at = -1e18
+        self.rx_bytes = 0
+
+    def can_send(self) -> bool:
+        return self.error is None and self.nxt < len(self.segs) and self.nxt < MAX_OUTSTANDING
+
+    def busy(self) -> bool:
+        return self.error is None and bool(self.segs)
+
+
+class RoceEndpoint:
+    """The RoCE transport of one NIC; the same interface as the MRC
+    endpoint towards the fabric (transmit, receive) and the driver."""
+
+    def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes], None], *, line_gbps: float,
+                 mtu: int = 4096, rto: float = 50.0, retry_limit: int = 8, dscp: Mapping[str, int] | None = None,
+                 on_message: Callable[[int, int, bytes | None], None] | None = None):
+        self.sim, self.addr_bytes, self.transmit = sim, addr, transmit
+        self.addr = str(ipaddress.IPv6Address(addr))
+        self.line_gbps, self.mtu, self.rto, self.retry_limit = line_gbps, mtu, rto, retry_limit
+        d = {**DSCP_DEFAULTS, **(dscp or {})}
+        self.dscp_data, self.dscp_control = d["data_no_trim"], d["control"]
+        self.on_message = on_message or (lambda qpn, msg_id, data: None)
+        self.qps: dict[int, RoceQp] = {}
+        self.stats = Stats()
+        self.errors: list[tuple[int, str]] = []
+        self._msg_ids = 0
+        self._ready: list[tuple[float, int, RoceQp]] = []  # the NIC scheduler: (may send at, seq, QP)
+        self._seq = itertools.count()
+        self._free_at = 0.0  # the NIC's port is busy until then
+        self._wake_at: float | None = None
+        self._gen = 0
+        self._timer = False
+
+    def connect(self, qpn: int, peer_qpn: int, peer_addr: bytes, profile: EvProfile, cc: object = None) -> RoceQp:
+        qp = self.qps[qpn] = RoceQp(qpn, peer_qpn, peer_addr, profile, self.line_gbps)
+        return qp
+
+    def port_down(self, plane: int) -> None:
+        """RoCE has no notion of planes: a dead port is loss until routing moves the path."""
+
+    def port_up(self, plane: int) -> None:
+        pass
+
+    # ---- sender --------------------------------------------------------
+    def send_message(self, qpn: int, size: int) -> int:
+        qp = self.qps[qpn]
+        if qp.error is not None:
+            raise RuntimeError(f"QP {qpn} is in error: {qp.error}")
+        self._msg_ids = (self._msg_ids + 1) & 0xFFFFFFFF
+        n = max(1, -(-size // self.mtu))
+        for i in range(n):
+            off = i * self.mtu
+            op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 \
+                else OP_WRITE_MIDDLE
+            qp.segs.append(Segment(qp.next_psn, self._msg_ids, off, size, op, min(self.mtu, size - off), None))
+            qp.next_psn = psn_add(qp.next_psn, 1)
+        self._schedule(qp)
+        return self._msg_ids
+
+    def _schedule(self, qp: RoceQp | None = None) -> None:
+        """Queue `qp` if it can send, and have the NIC wake when its port
+        is free and the first queued QP's pacing allows (earlier than
+        planned, if a QP became ready sooner: the older wake-up is void)."""
+        if qp is not None and not qp.queued and qp.can_send():
+            qp.queued = True
+            heapq.heappush(self._ready, (qp.next_tx, next(self._seq), qp))
+        if self._ready:
+            t = max(self._free_at, self._ready[0][0], self.sim.now)
+            if self._wake_at is None or t < self._wake_at:
+                self._wake_at, self._gen = t, self._gen + 1
+                self.sim.call_at(t, self._tx, self._gen)
+
+    def _tx(self, gen: int) -> None:
+        """The NIC sends one packet of the QP whose turn it is."""
+        if gen != self._gen:
+            return
+        self._wake_at = None
+        now = self.sim.now
+        while self._ready and self._ready[0][0] <= now:
+            _, _, qp = heapq.heappop(self._ready)
+            qp.queued = False
+            if qp.can_send():
+                self._send(qp, now)
+                self._schedule(qp)
+                return
+        self._schedule()
+
+    def _send(self, qp: RoceQp, now: float) -> None:
+        seg = qp.segs[qp.nxt]
+        if qp.nxt == 0:
+            qp.progress_at = now  # the oldest outstanding packet leaves now
+        qp.nxt += 1
+        resend = psn_diff(seg.psn, qp.sent_hi) < 0
+        if not resend:
+            qp.sent_hi = psn_add(seg.psn, 1)
+        ev = qp.profile.slots[0]
+        qp.ev_tx[ev] += 1
+        self.stats.sent += 1
+        self.stats.retransmits += resend
+        self.stats.retx_nack += resend
+        # An ACK every ACK_EVERY packets, on each message's last, and at a slow rate at least every
+        # rto/8, so an ACK is never a timeout away.
+        ackreq = int(seg.psn % ACK_EVERY == ACK_EVERY - 1 or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY)
+                     or now - qp.ackreq_at >= self.rto / 8)
+        if ackreq:
+            qp.ackreq_at = now
+        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_data, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
+                      W.data_ext(seg.msg_id, seg.offset, seg.msg_len), ZEROS[:seg.length], ackreq=ackreq)
+        wire = (len(raw) + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
+        self._free_at = now + wire / self.line_gbps
+        qp.next_tx = now + wire / qp.cc.rate(now)
+        self.transmit(raw)
+        self._arm_timer()
+
+    # ---- timeouts ------------------------------------------------------
+    def _arm_timer(self) -> None:
+        if not self._timer:
+            self._timer = True
+            self.sim.at(self.rto / 4, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = False
+        now = self.sim.now
+        for qp in self.qps.values():
+            if qp.error is None and qp.nxt and now - qp.progress_at >= self.rto * 2 ** min(qp.timeouts, 6):
+                qp.timeouts += 1
+                self.stats.timeouts += 1
+                if qp.timeouts > self.retry_limit:
+                    qp.error = f"PSN {qp.segs[0].psn} not acknowledged after {self.retry_limit} timeouts"
+                    self.errors.append((qp.qpn, qp.error))
+                    self.stats.errors += 1
+                    continue
+                qp.nxt, qp.progress_at = 0, now  # go back to the oldest unacknowledged PSN
+                self._schedule(qp)
+        if any(q.busy() for q in self.qps.values()):
+            self._arm_timer()
+
+    # ---- receive -------------------------------------------------------
+    def receive(self, raw: bytes) -> None:
+        pkt = W.parse(raw)
+        qp = self.qps.get(pkt.dqpn) if pkt is not None else None
+        if qp is None:
+            return
+        if pkt.is_data:
+            self._on_data(qp, pkt)
+        elif pkt.opcode == OP_ACK:
+            ev, ecn_seen, cum, _, _, _ = pkt.ack()
+            self._acked(qp, cum)
+            if ecn_seen:
+                qp.cc.cnp(self.sim.now)
+        elif pkt.opcode == OP_NACK:
+            _, reason, psn = pkt.nack()
+            if reason == NACK_PSN_SEQUENCE:
+                self.stats.nacks += 1
+                self._acked(qp, psn)
+                qp.nxt = 0  # go-back-N: everything from the expected PSN again
+                self._schedule(qp)
+
+    def _acked(self, qp: RoceQp, cum: int) -> None:
+        """Everything before `cum` arrived."""
+        n = 0
+        while qp.segs and psn_diff(cum, qp.segs[0].psn) > 0:
+            qp.segs.popleft()
+            n += 1
+        if n:
+            qp.nxt = max(0, qp.nxt - n)
+            qp.progress_at, qp.timeouts = self.sim.now, 0
+            self._schedule(qp)
+
+    def _on_data(self, qp: RoceQp, pkt: W.Mrc) -> None:
+        now = self.sim.now
+        if pkt.ecn == ECN_CE and now - qp.cnp_at >= CNP_INTERVAL_US:
+            qp.cnp_at = now
+            self._control(qp, OP_ACK, W.ack_ext(pkt.ev, 1, qp.expected, pkt.psn, 0))
+        d = psn_diff(pkt.psn, qp.expected)
+        if d > 0:  # out of sequence: discarded, the gap NAKed once
+            self.stats.out_of_window += 1
+            if qp.nak_for != qp.expected:
+                qp.nak_for = qp.expected
+                self._control(qp, OP_NACK, W.nack_ext(pkt.ev, NACK_PSN_SEQUENCE, qp.expected))
+            return
+        if d < 0:
+            self.stats.duplicates += 1
+        else:
+            msg_id, offset, msg_len = pkt.data()
+            n = len(pkt.payload)
+            qp.rx_bytes += n
+            self.stats.rx_bytes += n
+            qp.expected = psn_add(qp.expected, 1)
+            if offset + n >= msg_len:  # in order: the last packet completes the message
+                self.stats.delivered += 1
+                self.on_message(qp.qpn, msg_id, None)
+        if pkt.ackreq:
+            self._control(qp, OP_ACK, W.ack_ext(pkt.ev, 0, qp.expected, pkt.psn, 0))
+
+    def _control(self, qp: RoceQp, op: int, ext: bytes) -> None:
+        self.stats.acks_sent += 1
+        ev = next(iter(qp.reverse.values()))
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, 0, ext))
+
+    def idle(self) -> bool:
+        return not any(q.busy() for q in self.qps.values())

@@ -1,0 +1,94 @@
+"""The RoCE baseline: go-back-N, DCQCN, QP scaling, timeouts and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabric_sim import dcqcn
+from fabric_sim.dcqcn import Dcqcn
+from fabric_sim.run import run
+from tests.sim.helpers import make
+
+ONE_PLANE = {"planes": 1, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 4}
+ROCE = {"name": "roce", "kind": "roce"}
+
+
+def _one(sc, **kw):
+    [t] = sc.transports
+    return run(sc, t, **kw)
+
+
+def _eps(fabs):
+    return [n.endpoint for n in fabs[0].nics if n.endpoint is not None]
+
+
+def test_go_back_n_resends_everything_after_a_loss_and_delivers_once():
+    sc = make({"pattern": "flows", "message_bytes": 2_000_000, "flows": [{"src": "nic-0", "dst": "nic-4"}]},
+              [ROCE], [{"at_us": 0, "nic_rx_loss": {"rate": 0.005, "nic": "nic-4"}}], topology=ONE_PLANE)
+    fabs = []
+    r = _one(sc, hooks=[(0.0, fabs.append)])
+    assert r.complete and r.events["delivered_twice"] == 0 and r.errors == []
+    rx = fabs[0].nics[4].endpoint.stats
+    tx = fabs[0].nics[0].endpoint.stats
+    lost = r.drops["link:random_loss"]
+    assert rx.out_of_window > 0 and tx.nacks > 0 and r.retx["timeout"] == 0, r.retx  # NAKs recover, not timeouts
+    # Go-back-N: every packet the receiver discarded after a gap is sent again, on top of the lost ones.
+    assert tx.retransmits >= rx.out_of_window + lost - rx.acks_sent, (tx.retransmits, rx.out_of_window, lost)
+    assert tx.sent == 489 + tx.retransmits  # 2 MB in 4 KiB packets, plus the resends
+
+
+def test_a_message_striped_over_16_qps_completes_when_every_part_arrives():
+    sc = make({"pattern": "flows", "message_bytes": 1_000_000, "qps_per_pair": 16,
+               "flows": [{"src": "nic-0", "dst": "nic-4", "messages": 2}]}, [ROCE], topology=ONE_PLANE)
+    fabs = []
+    r = _one(sc, hooks=[(0.0, fabs.append)])
+    assert r.complete and r.events["delivered_twice"] == 0
+    rx = fabs[0].nics[4].endpoint
+    assert len(rx.qps) == 16 and all(q.rx_bytes == 2 * 62_500 for q in rx.qps.values())
+    assert rx.stats.delivered == 32
+
+
+def test_dcqcn_cuts_by_half_alpha_and_recovers_towards_the_target():
+    cc = Dcqcn(400.0)
+    cc.cnp(10.0)
+    assert cc.rc == pytest.approx(200.0) and cc.rt == 400.0  # alpha starts at 1
+    assert cc.alpha == pytest.approx(1.0)
+    assert cc.rate(10.0 + dcqcn.TIMER_US) == pytest.approx(300.0)  # fast recovery: half the distance
+    assert cc.rate(10.0 + dcqcn.FAST_STEPS * dcqcn.TIMER_US) == pytest.approx(400 - 200 / 2 ** dcqcn.FAST_STEPS)
+    cc.cnp(10.0 + dcqcn.FAST_STEPS * dcqcn.TIMER_US)
+    assert cc.alpha < 1.0 and cc.rc > (400 - 200 / 2 ** dcqcn.FAST_STEPS) / 2  # alpha decayed: a smaller cut
+
+
+def test_incast_marks_ecn_at_the_last_hop_and_dcqcn_slows_the_senders():
+    flows = [{"src": f"nic-{s}", "dst": "nic-0"} for s in (4, 5, 6, 7)]
+    sc = make({"pattern": "flows", "message_bytes": 2_000_000, "flows": flows}, [ROCE],
+              topology={**ONE_PLANE, "congestion": {"ecn_threshold": 16, "trim_threshold": 500_000}},
+              links={"data_queue": 1_000_000})
+    fabs = []
+    r = _one(sc, hooks=[(0.0, fabs.append)])
+    assert r.complete and r.events["delivered_twice"] == 0 and not r.drops
+    assert sum(e.ce_marks for e in fabs[0].into_nic(0)) > 0
+    senders = [fabs[0].nics[s].endpoint for s in (4, 5, 6, 7)]
+    assert all(q.cc.cnps > 0 for e in senders for q in e.qps.values() if q.segs is not None and q.ev_tx)
+
+
+def test_a_dead_path_times_out_and_the_qp_error_is_reported():
+    sc = make({"pattern": "flows", "message_bytes": 100_000, "flows": [{"src": "nic-0", "dst": "nic-4"}]},
+              [{**ROCE, "reconvergence_us": 1e9}], [{"at_us": 0, "link_down": ["nic-4", "t0-p0-r1"]}],
+              topology=ONE_PLANE, endpoint={"rto_us": 20, "retry_limit": 3}, duration_us=5000)
+    r = _one(sc)
+    assert not r.complete and r.retx["timeout"] == 4
+    assert len(r.errors) == 1 and "after 3 timeouts" in r.errors[0]
+
+
+def test_routing_reconvergence_moves_a_roce_qp_off_a_dead_spine():
+    sc = make({"pattern": "flows", "message_bytes": 400_000, "flows": [{"src": "nic-0", "dst": "nic-4"}]},
+              [{**ROCE, "reconvergence_us": 100}], [{"at_us": 0, "switch_down": "t1-p0-s0"},
+                                                    {"at_us": 0, "switch_down": "t1-p0-s1"}],
+              topology={**ONE_PLANE, "t1_per_plane": 3})
+    r = _one(sc)
+    assert r.complete and r.rehashed >= 1 and min(report_fcts(r)) > 100
+
+
+def report_fcts(r):
+    return [m.done_at - m.posted_at for m in r.messages]
