@@ -7,7 +7,7 @@ SHELL_VENV := .venv-shell
 GRPC   ?= 127.0.0.1:50001
 SCENARIO ?=
 
-.PHONY: all build test run demo bench shell clean
+.PHONY: all build test run paper demo bench shell clean
 
 all: build
 
@@ -35,6 +35,12 @@ test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
 # models (scenarios/flagship.yaml), MRC against the single-path baseline.
 run: $(VENV)/.installed
 	$(PY) -m fabric_sim $(SCENARIO)
+
+# The MRC paper's experiments (section 5.2) on the timed fabric, MRC against
+# RoCE: one PNG per figure and the paper.md gallery in results/paper/
+# (docs/paper.md). No BMv2 needed.
+paper: $(VENV)/.installed
+	$(PY) -m fabric_sim.paper
 
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed

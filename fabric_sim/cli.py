@@ -37,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     except scenario.ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if sc.meta.get("sweep"):
+        n = 1
+        for _, vals in sc.meta["sweep"]:
+            n *= len(vals)
+        print(f"note: {args.scenario} sweeps {n} variants; this runs it as written "
+              "(python -m fabric_sim.paper runs the paper's sweeps)", file=sys.stderr)
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
     unknown = set(args.transport) - {t.name for t in sc.transports}
     if unknown:

@@ -34,6 +34,16 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
 
+def busy(r: RunResult) -> float:
+    """Until when every pair still had data to send: the first time a pair
+    delivered its last message (the run's end if one never did)."""
+    last: dict[tuple[int, int], float] = {}
+    for m in r.messages:
+        done = m.done_at if m.done_at >= 0 else float("inf")
+        last[(m.src, m.dst)] = max(last.get((m.src, m.dst), 0.0), done)
+    return min(min(last.values(), default=r.end_us), r.end_us)
+
+
 def phases(r: RunResult) -> dict[str, float]:
     """Mean goodput (Gb/s) before the first event and after it: from a
     settling time of 5 base RTTs after the event to the last full bin in
@@ -41,7 +51,7 @@ def phases(r: RunResult) -> dict[str, float]:
     tl, evs = r.timeline, r.scenario.events
     if not tl.t:
         return {}
-    busy_until = min((m.done_at for m in r.messages if m.done_at >= 0), default=tl.t[-1])
+    busy_until = busy(r)
     bins = list(zip(tl.t, tl.goodput))
     width = tl.t[0]
     out = {"steady_gbps": _mean([g for t, g in bins if t <= busy_until and t - width >= 5 * r.base_rtt])}

@@ -77,6 +77,8 @@ class EvProfile:
     log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
     slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
     times: list[float] = field(default_factory=list)
+    bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
+    _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, while the EV set holds
 
     def __post_init__(self) -> None:
         n = len(self.home)
@@ -134,6 +136,8 @@ class EvProfile:
         raise RuntimeError("every EV of the QP is DENIED")
 
     def _set(self, ev: int, event: EvEvent, st: EvState) -> None:
+        # Only _set makes or unmakes ASSUMED_BAD: `bad` is what probing() returns.
+        (self.bad.add if st is EvState.ASSUMED_BAD else self.bad.discard)(ev)
         self.state[ev] = st
         self.log.append((ev, event, st))
         if self.clock is not None:
@@ -277,8 +281,14 @@ class EvProfile:
 
     def on_plane(self, plane: int) -> list[int]:
         """Every EV of the profile on `plane` (rotation and backups)."""
-        return [ev for ev in self.state if ev_plane(ev) == plane]
+        cached = self._planes.get(plane)
+        if cached is None or self._planes.get(-1) != [len(self.state)]:  # EVs can only be added
+            self._planes = {-1: [len(self.state)]}
+            for ev in self.state:
+                self._planes.setdefault(ev_plane(ev), []).append(ev)
+            cached = self._planes.setdefault(plane, [])
+        return cached
 
     def probing(self) -> list[int]:
-        """EVs to probe in the background."""
-        return [ev for ev, st in self.state.items() if st is EvState.ASSUMED_BAD]
+        """EVs to probe in the background (the endpoint asks every tick)."""
+        return list(self.bad)

@@ -1,0 +1,100 @@
+"""What an experiment of the gallery is, and how one is run: its scenario
+file (scenarios/paper/), the runs of every sweep variant and transport,
+and what it measures against the paper."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from control_plane.pipelines import REPO
+from fabric_sim import scenario
+from fabric_sim.run import RunResult, run
+
+SCENARIOS = REPO / "scenarios" / "paper"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a figure's table: what is compared, what the paper
+    reports, what the model measured, and whether it holds to the stated
+    tolerance (None: reported, not held to anything)."""
+    what: str
+    paper: str
+    measured: str
+    ok: bool | None
+
+
+@dataclass
+class Finding:
+    key: str
+    rows: list[Row] = field(default_factory=list)
+    numbers: dict[str, Any] = field(default_factory=dict)  # for numbers.json and the tests
+    notes: list[str] = field(default_factory=list)  # where the model and the paper differ, and why
+
+    def row(self, what: str, paper: str, measured: str, ok: bool | None) -> None:
+        self.rows.append(Row(what, paper, measured, ok))
+
+
+@dataclass
+class Runs:
+    """Every run of one experiment: (sweep values, transport name) -> result."""
+    scenario: scenario.Scenario
+    results: dict[tuple[tuple[tuple[str, Any], ...], str], RunResult] = field(default_factory=dict)
+
+    def get(self, transport: str, **values: Any) -> RunResult:
+        """The run of `transport` whose sweep values match `values`, each
+        named by the last part of its path (message_bytes=..., rate=...)."""
+        for (vals, name), r in self.results.items():
+            short = {k.rsplit(".", 1)[-1]: v for k, v in vals}
+            if name == transport and all(short.get(k) == v for k, v in values.items()):
+                return r
+        raise KeyError(f"{self.scenario.name}: no run of {transport} with {values}")
+
+    def by_transport(self, transport: str) -> list[tuple[dict[str, Any], RunResult]]:
+        return [(dict(vals), r) for (vals, name), r in self.results.items() if name == transport]
+
+    @property
+    def transports(self) -> list[str]:
+        return list(dict.fromkeys(name for _, name in self.results))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    key: str  # fig09a
+    figure: str  # the PNG it belongs to: fig09
+    title: str
+    scenario: str  # file under scenarios/paper/
+    paper: str  # what the paper reports
+    measure: Callable[[Runs], Finding]
+
+
+def load(exp: Experiment, values: dict[str, Any] | None = None) -> scenario.Scenario:
+    """The experiment's scenario, with `values` set at their dotted paths
+    (tests shrink experiments this way; errors name the field)."""
+    sc = scenario.load(SCENARIOS / exp.scenario)
+    if values:
+        sc = scenario.parse(scenario.override(sc.meta["raw"] | {"sweep": _sweep_raw(sc)}, values),
+                            sc.source, sc.meta["base"])
+    return sc
+
+
+def _sweep_raw(sc: scenario.Scenario) -> dict[str, list[Any]]:
+    return {k: list(v) for k, v in sc.meta.get("sweep") or ()}
+
+
+def run_experiment(exp: Experiment, values: dict[str, Any] | None = None,
+                   progress: Callable[[str], None] | None = None) -> Runs:
+    """Run every sweep variant of the experiment with every transport."""
+    sc = load(exp, values)
+    runs = Runs(sc)
+    variants = scenario.variants(sc)
+    for i, (vals, v) in enumerate(variants):
+        for t in v.transports:
+            label = f"{exp.key} [{i + 1}/{len(variants)}] {t.name}" + (
+                " " + ", ".join(f"{k.rsplit('.', 1)[-1]}={x}" for k, x in vals.items()) if vals else "")
+            r = run(v, t, (lambda line, label=label: progress(f"{label}: {line}")) if progress else None)
+            if progress:
+                progress(f"{label}: done, {r.wall_s:.1f} s wall")
+            runs.results[(tuple(vals.items()), t.name)] = r
+    return runs

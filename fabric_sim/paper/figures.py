@@ -1,0 +1,231 @@
+"""The gallery's PNGs, laid out like the paper's figures: throughput over
+time with the failure events marked, EV activity, bandwidth against
+message size per loss rate, victim and incast throughput."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fabric_sim.paper import metrics as M  # noqa: E402
+from fabric_sim.paper.experiments import Runs  # noqa: E402
+from fabric_sim.paper.paths import lossy_evs  # noqa: E402
+from fabric_sim.paper.roce_figs import nccl_size  # noqa: E402
+from fabric_sim.report import busy  # noqa: E402
+from nic_model.ev import make_ev  # noqa: E402
+
+COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
+          "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green"}
+
+
+def _until(r, t: list[float]) -> int:
+    end = max((m.done_at for m in r.messages if m.done_at >= 0), default=r.end_us)
+    return next((i + 1 for i, x in enumerate(t) if x >= end), len(t))
+
+
+def _label(e) -> str:
+    a = e.args
+    if e.kind.startswith("nic_port"):
+        return f"{a[0]} port {a[1]} {e.kind.rsplit('_', 1)[1]}"
+    if e.kind.startswith("switch"):
+        return f"{a[0]} {e.kind.rsplit('_', 1)[1]}"
+    if e.kind == "ev_loss":
+        return f"{a[2]:.0%} drop on EV-A"
+    return e.kind.replace("_", " ")
+
+
+def _events(ax, r, marks: tuple[tuple[float, str], ...] = ()) -> None:
+    """One dashed line per distinct event time; labelled when there are few."""
+    by_time: dict[float, list[str]] = {}
+    for e in r.scenario.events:
+        by_time.setdefault(e.at_us, []).append(_label(e))
+    for t, label in marks:
+        by_time.setdefault(t, []).append(label)
+    for t, labels in by_time.items():
+        ax.axvline(t, color="0.5", ls="--", lw=0.7)
+        if len(by_time) <= 3:
+            text = labels[0] if len(labels) == 1 else f"{len(labels)} x {labels[0]}"
+            ax.annotate(text, (t, 0.03), xycoords=("data", "axes fraction"), rotation=90, fontsize=7, color="0.3",
+                        ha="right", va="bottom")
+
+
+def throughput(ax, series: list[tuple[str, object]], title: str, bidirectional: bool = True) -> None:
+    r0 = series[0][1]
+    for name, r in series:
+        n = _until(r, r.timeline.t)
+        ax.plot(r.timeline.t[:n], r.timeline.goodput[:n], color=COLORS.get(name, "k"), lw=1.2,
+                label=name)
+    line = (2 if bidirectional else 1) * M.line_goodput(r0, bidirectional)
+    ax.axhline(line, color="k", ls=":", lw=0.8, label="payload line rate")
+    _events(ax, r0)
+    ax.set_ylim(0, line * 1.12)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("throughput (Gb/s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def activity(ax, r, flow: str, evs: dict[str, int], title: str, marks: tuple[tuple[float, str], ...] = ()) -> None:
+    """Share of the flow's packets (on the EVs shown) that each EV carried, per bin."""
+    t = r.timeline.t
+    n = _until(r, t)
+    per = r.timeline.ev_tx.get(flow, {})
+    total = [sum(per.get(ev, [0] * len(t))[i] for ev in evs.values()) for i in range(n)]
+    for k, (label, ev) in enumerate(evs.items()):
+        s = per.get(ev, [0] * len(t))
+        ax.step(t[:n], [s[i] / total[i] if total[i] else 0 for i in range(n)], where="post", lw=1.4,
+                label=f"{label} ({ev:#x})", color=("tab:blue", "tab:red", "tab:green")[k % 3])
+    _events(ax, r, marks)
+    ax.set_ylim(-0.05, 1.1)
+    ax.set_yticks([0, 1], ["inactive", "active"])
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center right")
+
+
+def _save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fig09(runs: dict[str, Runs], path: Path) -> None:
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    titles = {"fig09a": "(a) T0-local: NIC-T0 link fail/recovery", "fig09b": "(b) T0-local: four NIC links flap",
+              "fig09c": "(c) Cross-T1: 20 T0-T1 links fail", "fig09d": "(d) Cross-T1: 8 T0-T1 links flap"}
+    for ax, (key, title) in zip(axes.flat, titles.items()):
+        rs = runs[key]
+        throughput(ax, [(n, rs.get(n)) for n in rs.transports], title)
+    _save(fig, path)
+
+
+def _single(key: str, title: str) -> Callable[[dict[str, Runs], Path], None]:
+    def plot(runs: dict[str, Runs], path: Path) -> None:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        rs = runs[key]
+        throughput(ax, [(n, rs.get(n)) for n in rs.transports], title)
+        _save(fig, path)
+    return plot
+
+
+def fig13(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig12"]
+    r, sc = rs.get("mrc"), rs.scenario
+    [loss] = [e for e in sc.events if e.kind == "ev_loss"]
+    flow = f"{sc.topology.device(loss.args[0]).index}->{sc.workload.flows[0].dst}"
+    a, b = lossy_evs(r, flow, loss.args[1], loss.at_us)
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    activity(ax, r, flow, {"EV-A": a, "EV-B": b}, f"Fig. 13: path activity of QP {flow}, plane {loss.args[1]} "
+             "(20% drop on EV-A)")
+    ax.set_xlabel("time (µs)")
+    _save(fig, path)
+
+
+def fig14(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig14"]
+    f1, f2 = rs.scenario.workload.flows[:2]
+    a, b = make_ev(f1.pin.plane, f1.pin.spines[0], 0), make_ev(f1.pin.plane, f1.pin.backups[0], 1 << 20)
+    names = rs.transports
+    fig, axes = plt.subplots(3, len(names), figsize=(5.5 * len(names), 7.5), squeeze=False)
+    for col, name in enumerate(names):
+        r = rs.get(name)
+        mark = ((f2.start_us, "client2 starts on EV-A"),)
+        activity(axes[0, col], r, f"{f1.src}->{f1.dst}", {"EV-A": a, "EV-B": b}, f"{name}: client1-server1", mark)
+        activity(axes[1, col], r, f"{f2.src}->{f2.dst}", {"EV-A": a}, f"{name}: client2-server2", mark)
+        ax = axes[2, col]
+        n = _until(r, r.timeline.t)
+        for k, (flow, g) in enumerate(r.timeline.flows.items()):
+            ax.plot(r.timeline.t[:n], g[:n], lw=1.2, label=f"client{k + 1}-server{k + 1}")
+        ax.axhline(M.line_goodput(r, False), color="k", ls=":", lw=0.8, label="one plane's line rate")
+        ax.set_ylim(0, M.line_goodput(r, False) * 1.15)
+        ax.set_title(f"{name}: throughput per flow", fontsize=9)
+        ax.set_ylabel("Gb/s")
+        ax.set_xlabel("time (µs)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    _save(fig, path)
+
+
+def _sizes_panel(ax, rs: Runs, title: str) -> None:
+    styles = {0: "-", 0.001: "--", 0.01: ":"}
+    for name in rs.transports:
+        by_loss: dict[float, list[tuple[int, float]]] = {}
+        for vals, r in rs.by_transport(name):
+            by_loss.setdefault(vals.get("events[0].nic_rx_loss.rate", 0), []).append(
+                (nccl_size(r), M.collective_gbps(r)))
+        for loss, pts in sorted(by_loss.items()):
+            pts.sort()
+            ax.plot([p[0] / 2**20 for p in pts], [p[1] for p in pts], styles.get(loss, "-."), marker="o", ms=4,
+                    color=COLORS.get(name, "k"), label=f"{name}, {loss:.1%} loss")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (MiB)")
+    ax.set_ylabel("bus bandwidth per NIC (Gb/s)")
+    ax.set_ylim(0, 420)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=1, loc="upper left")
+
+
+def fig16(runs: dict[str, Runs], path: Path) -> None:
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [2, 1]})
+    _sizes_panel(a1, runs["fig16"], "64-way ring all-reduce (Cluster C)")
+    rs = runs["fig16bw"]
+    names = rs.transports
+    vals = [M.collective_gbps(rs.get(n)) for n in names]
+    a2.bar(names, vals, color=[COLORS.get(n, "k") for n in names])
+    for i, v in enumerate(vals):
+        a2.text(i, v + 5, f"{v:.0f}", ha="center", fontsize=8)
+    a2.set_ylim(0, 420)
+    a2.set_title(f"8-rank ring, {rs.scenario.workload.message_bytes >> 20} MiB, no loss (bandwidth-bound)", fontsize=9)
+    a2.set_ylabel("bus bandwidth per NIC (Gb/s)")
+    a2.grid(alpha=0.3, axis="y")
+    _save(fig, path)
+
+
+def fig17(runs: dict[str, Runs], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    _sizes_panel(ax, runs["fig17"], "64-way all-to-all (Cluster C)")
+    _save(fig, path)
+
+
+def fig18(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig18"]
+    names = rs.transports
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.6), sharey=True, squeeze=False)
+    target = rs.scenario.workload.flows[0].dst
+    for ax, name in zip(axes[0], names):
+        r = rs.get(name)
+        n = _until(r, r.timeline.t)
+        for flow, g in r.timeline.flows.items():
+            victim = not flow.endswith(f"->{target}")
+            ax.plot(r.timeline.t[:n], g[:n], lw=1.6 if victim else 0.8, color="tab:red" if victim else "0.55",
+                    label="victim" if victim else None)
+        ax.plot([], [], color="0.55", lw=0.8, label="incast flows")
+        ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("time (µs)")
+        ax.set_ylim(0, 420)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="center right")
+    axes[0, 0].set_ylabel("throughput (Gb/s)")
+    _save(fig, path)
+
+
+# figure -> (the experiments it needs, the function that draws it)
+FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None]]] = {
+    "fig09": (("fig09a", "fig09b", "fig09c", "fig09d"), fig09),
+    "fig10": (("fig10",), _single("fig10", "T0-local ib_write_bw during a T0 switch failure")),
+    "fig11": (("fig11",), _single("fig11", "Cross-T1 ib_write_bw during T1 failure/recovery")),
+    "fig12": (("fig12",), _single("fig12", "Packet-drop reliability: 20% drop on one EV")),
+    "fig13": (("fig12",), fig13),
+    "fig14": (("fig14",), fig14),
+    "fig16": (("fig16", "fig16bw"), fig16),
+    "fig17": (("fig17",), fig17),
+    "fig18": (("fig18",), fig18),
+}

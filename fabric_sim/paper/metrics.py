@@ -1,0 +1,101 @@
+"""The numbers the paper's figures show, from runs of the timed fabric:
+goodput per phase between events, line rate, per-flow means, Jain's
+fairness, EV activity and the time of EV state changes, collective bus
+bandwidth."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabric_sim.report import busy
+from fabric_sim.run import RunResult
+from mrc_wire.constants import ACK_EXT_LEN, BTH_LEN, DATA_EXT_LEN, ETH_LEN, IPV6_LEN, UDP_LEN
+
+DATA_FRAME = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN  # a data frame, payload excluded
+ACK_FRAME = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + ACK_EXT_LEN
+
+
+def line_goodput(r: RunResult, bidirectional: bool) -> float:
+    """Gb/s of payload a NIC carries at line rate: full data frames, plus,
+    when traffic goes both ways, the ACK each data packet draws back over
+    the same link (one ACK per data packet)."""
+    mtu = r.scenario.endpoint.mtu
+    per_pkt = mtu + DATA_FRAME + (ACK_FRAME if bidirectional else 0)
+    return r.nic_gbps * mtu / per_pkt
+
+
+@dataclass(frozen=True)
+class Phase:
+    start: float  # µs: an event (or the run's start)
+    end: float  # the next event (or when the first flow ran out of data)
+    gbps: float  # mean goodput over the phase's settled bins
+    bins: int
+
+
+def settle_us(r: RunResult) -> float:
+    """What a phase leaves out after its event before it counts as steady:
+    5 base RTTs (detection, remapping, resending) and at least one bin."""
+    return max(5 * r.base_rtt, r.timeline.t[0] if r.timeline.t else 0.0)
+
+
+def phases(r: RunResult, series: list[float] | None = None) -> list[Phase]:
+    """Mean goodput between consecutive event times, each phase from its
+    event plus the settling time to the next event, the whole run ending
+    when the first pair ran out of data."""
+    tl = r.timeline
+    series = tl.goodput if series is None else series
+    if not tl.t:
+        return []
+    width, settle = tl.t[0], settle_us(r)
+    stops = sorted({e.at_us for e in r.scenario.events})
+    end = busy(r)
+    bounds = [0.0] + [s for s in stops if s < end] + [end]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        vals = [g for t, g in zip(tl.t, series) if t - width >= a + settle and t <= b]
+        out.append(Phase(a, b, sum(vals) / len(vals) if vals else float("nan"), len(vals)))
+    return out
+
+
+def window_mean(r: RunResult, series: list[float], t0: float, t1: float) -> float:
+    """Mean of a timeline series over the bins inside [t0, t1]."""
+    width = r.timeline.t[0]
+    vals = [g for t, g in zip(r.timeline.t, series) if t - width >= t0 and t <= t1]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index: 1 when all are equal, 1/n when one has all."""
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else float("nan")
+
+
+def ev_events(r: RunResult, flow: str, state: str) -> list[tuple[float, int]]:
+    """(time, EV) of every change of `flow`'s traced QP to `state`."""
+    return [(t, ev) for t, ev, _, st in r.timeline.ev_log.get(flow, []) if st == state]
+
+
+def ev_share(r: RunResult, flow: str, ev: int, t0: float, t1: float) -> float:
+    """The share of `flow`'s traced QP's data packets sent on `ev` in [t0, t1]."""
+    width = r.timeline.t[0]
+    per_ev = r.timeline.ev_tx.get(flow, {})
+    inside = [i for i, t in enumerate(r.timeline.t) if t - width >= t0 and t <= t1]
+    total = sum(per_ev[e][i] for e in per_ev for i in inside)
+    return sum(per_ev.get(ev, [0] * len(r.timeline.t))[i] for i in inside) / total if total else float("nan")
+
+
+def collective_gbps(r: RunResult) -> float:
+    """NCCL's bus bandwidth per NIC (Gb/s): what each NIC must move for
+    the collective over the time it took; line rate is its best.
+    Ring all-reduce of M bytes moves 2(N-1)/N M per NIC; all-to-all,
+    whose per-pair message is M/N, moves (N-1)/N M."""
+    w = r.scenario.workload
+    n = len({m.src for m in r.messages})
+    if any(m.done_at < 0 for m in r.messages):
+        return float("nan")
+    span = max(m.done_at for m in r.messages) - min(m.posted_at for m in r.messages if m.start is not None)
+    per_nic = 2 * (n - 1) / n * w.message_bytes if w.pattern == "ring_allreduce" else (n - 1) * w.message_bytes
+    return per_nic * w.messages * 8 / (span * 1e3)
+
+
+def delivered_once(r: RunResult) -> bool:
+    return r.complete and r.events.get("delivered_twice", 0) == 0 and not r.errors

@@ -1,0 +1,60 @@
+"""Figs. 9 to 11: throughput while links and switches fail, held to the
+paper's shares (tolerances in fabric_sim/paper/failures.py)."""
+
+from __future__ import annotations
+
+from fabric_sim.paper import failures as F
+from tests.paper.helpers import only, raw, run
+
+
+def test_fig09a_each_nic_link_down_costs_one_planes_share_and_the_peer_learns_within_an_rtt():
+    # Three of nic-0's links down one at a time, then back: 7 phases of 120 µs.
+    events = raw("fig09a")["events"]
+    ups = [{"at_us": 480 + 120 * i, "nic_port_up": e["nic_port_down"]} for i, e in enumerate(reversed(events[:3]))]
+    runs, f = run("fig09a", events=events[:3] + ups, workload__flows=[
+        {"src": "nic-0", "dst": "nic-1", "messages": 76}, {"src": "nic-1", "dst": "nic-0", "messages": 76}])
+    ratios = f.numbers["mrc_ratio"]
+    assert len(ratios) == 7 and f.numbers["mrc_delivered_once"]
+    for got, down in zip(ratios[1:], [1, 2, 3, 2, 1, 0]):
+        assert abs(got / ((8 - down) / 8) - 1) <= F.STEP_TOL, (down, got, ratios)
+    assert f.numbers["peer_delay_us"] <= F.PEER_RTTS * runs.get("mrc").base_rtt
+
+
+def test_fig09b_four_links_flapping_together_halve_the_bandwidth_then_give_it_back():
+    _, f = run("fig09b")
+    before, down, after = f.numbers["mrc_ratio"]
+    assert abs(down / 0.5 - 1) <= F.STEP_TOL and after >= F.BARELY and f.numbers["mrc_delivered_once"]
+
+
+def test_fig09c_t0_t1_links_failing_one_by_one_barely_move_mrc_but_cost_oblivious_spraying():
+    events = raw("fig09c")["events"][:4]
+    flows = [{"src": "nic-0", "dst": "nic-4", "messages": 66}, {"src": "nic-4", "dst": "nic-0", "messages": 66}]
+    _, f = run("fig09c", events=events, workload__flows=flows)
+    assert f.numbers["mrc_delivered_once"] and f.numbers["oblivious_delivered_once"]
+    assert f.numbers["mrc_worst"] >= F.BARELY
+    # What path feedback buys: without EV state every dead path keeps its share of packets.
+    assert f.numbers["oblivious_worst"] < f.numbers["mrc_worst"] - 0.02
+    assert f.numbers["oblivious_retx"] > 10 * f.numbers["mrc_retx"]
+
+
+def test_fig09d_eight_t0_t1_links_flapping_together_barely_move_throughput():
+    _, f = run("fig09d")
+    assert min(f.numbers["mrc_ratio"][1:]) >= F.BARELY and f.numbers["mrc_delivered_once"]
+
+
+def test_fig10_a_t0_switch_down_costs_one_planes_share_of_the_no_failure_bandwidth():
+    _, f = run("fig10")
+    before, during, after = f.numbers["mrc_ratio"]
+    lo, hi = F.T0_BAND
+    assert lo <= during <= hi and after >= F.BARELY and f.numbers["mrc_delivered_once"]
+
+
+def test_fig11_a_t1_switch_down_costs_no_steady_state_bandwidth():
+    _, f = run("fig11")
+    before, during, after = f.numbers["mrc_ratio"]
+    assert during >= F.BARELY and after >= F.BARELY and f.numbers["mrc_delivered_once"]
+    assert f.numbers["link_down_drops"] > 0, "the failure must have hit traffic"
+
+
+def test_only_keeps_the_named_transports():
+    assert [t["name"] for t in only("fig09c", "mrc")["transports"]] == ["mrc"]

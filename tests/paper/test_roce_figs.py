@@ -1,0 +1,45 @@
+"""Figs. 16 to 18: MRC against RoCE (tolerances in
+fabric_sim/paper/roce_figs.py)."""
+
+from __future__ import annotations
+
+from fabric_sim.paper import roce_figs as R
+from tests.paper.helpers import only, run
+
+
+def _kept(f, name: str, size: int, loss: str) -> float:
+    g = f.numbers["gbps"][name]
+    return g[loss][str(size)] / g["0"][str(size)]
+
+
+def test_fig16_bandwidth_bound_ring_mrc_1qp_above_roce_16qp_above_roce_1qp():
+    _, f = run("fig16bw")
+    assert f.rows[0].ok, "every message delivered exactly once"
+    assert f.numbers["mrc"] > f.numbers["roce16"] > f.numbers["roce1"]
+    assert f.numbers["roce1"] < 0.7 * f.numbers["mrc"], "ECMP collisions cost RoCE 1 QP a large share"
+
+
+def test_fig16_ring_with_loss_mrc_keeps_more_of_its_bandwidth_than_roce():
+    size = 1 << 20
+    _, f = run("fig16", workload__hosts=16, sweep={"workload.message_bytes": [size],
+                                                  "events[0].nic_rx_loss.rate": [0, 0.01]})
+    assert f.rows[0].ok, "every message delivered exactly once"
+    mrc = _kept(f, "mrc-1qp", size, "0.01")
+    assert mrc > 2 * max(_kept(f, "roce-1qp", size, "0.01"), _kept(f, "roce-16qp", size, "0.01"))
+
+
+def test_fig17_all_to_all_with_loss_mrc_keeps_more_of_its_bandwidth_than_roce():
+    size = 16 * 16384  # a 256 KiB all-to-all over 16 ranks
+    _, f = run("fig17", workload__hosts=16, sweep={"workload.message_bytes": [16384],
+                                                  "events[0].nic_rx_loss.rate": [0, 0.01]})
+    assert f.rows[0].ok, "every message delivered exactly once"
+    mrc = _kept(f, "mrc-1qp", size, "0.01")
+    assert mrc > 2 * max(_kept(f, "roce-1qp", size, "0.01"), _kept(f, "roce-16qp", size, "0.01"))
+
+
+def test_fig18_mrc_shares_the_incast_evenly_and_leaves_the_victim_at_line_rate():
+    _, f = run("fig18", **only("fig18", "mrc"))
+    m = f.numbers["mrc"]
+    assert m["delivered_once"]
+    assert m["victim"] >= R.VICTIM_SHARE and m["jain"] >= R.FAIRNESS
+    assert m["incast_total"] >= 0.9, "the incast flows fill the target's link"
