@@ -6,8 +6,6 @@ docs/simulator.md."""
 
 from __future__ import annotations
 
-import copy
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,9 +13,10 @@ from typing import Any
 import yaml
 
 from control_plane import topology as T
-from fabric_sim import scenario_events
+from fabric_sim import scenario_events, sweep
 from fabric_sim.fields import ScenarioError, choice, flag, int_list, mapping, num
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
+from fabric_sim.sweep import override, variants  # noqa: F401 (re-exported)
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
@@ -159,9 +158,9 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
                   duration_us=num(top, "duration_us", "", 10_000.0, 0.001, 1e9),
                   bins=num(top, "bins", "", 100, 2, 10_000, True), source=source,
                   meta={"scale": top.get("scale"), "raw": {k: v for k, v in top.items() if k != "sweep"},
-                        "base": base, "sweep": _sweep(top.get("sweep"))})
+                        "base": base, "sweep": sweep.parse(top.get("sweep"))})
     if sc.meta["sweep"]:
-        variants(sc)  # every variant is checked now, not halfway through a sweep
+        sweep.variants(sc)  # every variant is checked now, not halfway through a sweep
     return sc
 
 
@@ -244,63 +243,6 @@ def _flows(raw: Any, topo: T.Topology, size: int, messages: int, start: float) -
                         num(r, "message_bytes", f"{path}.", size, 1, 2**32 - 1, True),
                         num(r, "start_us", f"{path}.", start, 0, 1e9), pin))
     return tuple(out)
-
-
-# ---- sweeps: one scenario file, many runs (make paper) ----------------------
-def _sweep(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """`sweep: {dotted.path: [values]}`: the runs are every combination."""
-    r = mapping(raw, "sweep", set(raw) if isinstance(raw, dict) else set())
-    out = []
-    for key, vals in r.items():
-        if not isinstance(vals, list) or not vals:
-            raise ScenarioError(f"sweep.{key}", "expected a non-empty list of values")
-        out.append((str(key), tuple(vals)))
-    return tuple(out)
-
-
-def _steps(path: str) -> list[str | int]:
-    out: list[str | int] = []
-    for part in path.split("."):
-        name, *idx = part.replace("]", "").split("[")
-        out += ([name] if name else []) + [int(i) for i in idx]
-    return out
-
-
-def override(raw: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """A copy of the raw scenario with `values` set at their dotted paths
-    (`events[0].nic_rx_loss.rate`); every step but the last must exist."""
-    doc = copy.deepcopy(raw)
-    for path, value in values.items():
-        node: Any = doc
-        steps = _steps(path)
-        for i, step in enumerate(steps[:-1]):
-            try:
-                node = node[step]
-            except (KeyError, IndexError, TypeError):
-                raise ScenarioError(f"sweep.{path}", f"{'.'.join(map(str, steps[:i + 1]))} is not in the file") from None
-        try:
-            node[steps[-1]] = value
-        except (IndexError, TypeError):
-            raise ScenarioError(f"sweep.{path}", "cannot be set") from None
-    return doc
-
-
-def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
-    """(values, scenario) for every combination of the sweep; the scenario
-    itself if it has none."""
-    sweep = sc.meta.get("sweep") or ()
-    if not sweep:
-        return [({}, sc)]
-    out = []
-    for combo in itertools.product(*(vals for _, vals in sweep)):
-        values = dict(zip((k for k, _ in sweep), combo))
-        label = ", ".join(f"{k}={v}" for k, v in values.items())
-        doc = override(sc.meta["raw"], values)
-        try:
-            out.append((values, parse(doc, sc.source, sc.meta["base"])))
-        except ScenarioError as exc:
-            raise ScenarioError(f"sweep ({label}): {exc.path}", exc.reason) from None
-    return out
 
 
 def load(path: str | Path) -> Scenario:

@@ -41,15 +41,15 @@ def _label(e) -> str:
 
 def _events(ax, r, marks: tuple[tuple[float, str], ...] = ()) -> None:
     """One dashed line per distinct event time; labelled when there are few."""
-    by_time: dict[float, list[str]] = {}
+    by_time: dict[float, list[tuple[str, str]]] = {}
     for e in r.scenario.events:
-        by_time.setdefault(e.at_us, []).append(_label(e))
+        by_time.setdefault(e.at_us, []).append((_label(e), e.kind.replace("_", " ")))
     for t, label in marks:
-        by_time.setdefault(t, []).append(label)
+        by_time.setdefault(t, []).append((label, label))
     for t, labels in by_time.items():
         ax.axvline(t, color="0.5", ls="--", lw=0.7)
         if len(by_time) <= 3:
-            text = labels[0] if len(labels) == 1 else f"{len(labels)} x {labels[0]}"
+            text = labels[0][0] if len(labels) == 1 else f"{len(labels)} x {labels[0][1]}"
             ax.annotate(text, (t, 0.03), xycoords=("data", "axes fraction"), rotation=90, fontsize=7, color="0.3",
                         ha="right", va="bottom")
 
@@ -153,7 +153,10 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
 
 
 def _sizes_panel(ax, rs: Runs, title: str) -> None:
+    """Bandwidth against message size: a colour per transport, a line style
+    per loss rate (solid: none), as the paper's Figs. 16 and 17."""
     styles = {0: "-", 0.001: "--", 0.01: ":"}
+    sizes: set[int] = set()
     for name in rs.transports:
         by_loss: dict[float, list[tuple[int, float]]] = {}
         for vals, r in rs.by_transport(name):
@@ -161,19 +164,25 @@ def _sizes_panel(ax, rs: Runs, title: str) -> None:
                 (nccl_size(r), M.collective_gbps(r)))
         for loss, pts in sorted(by_loss.items()):
             pts.sort()
-            ax.plot([p[0] / 2**20 for p in pts], [p[1] for p in pts], styles.get(loss, "-."), marker="o", ms=4,
-                    color=COLORS.get(name, "k"), label=f"{name}, {loss:.1%} loss")
+            sizes.update(p[0] for p in pts)
+            ax.plot([p[0] / 2**20 for p in pts], [p[1] for p in pts], ls=styles.get(loss, "-."), marker="o", ms=4,
+                    color=COLORS.get(name, "k"))
+    handles = [plt.Line2D([], [], color=COLORS.get(n, "k"), label=n) for n in rs.transports]
+    handles += [plt.Line2D([], [], color="k", ls=ls, label="no loss" if loss == 0 else f"{loss:.1%} loss")
+                for loss, ls in styles.items()]
     ax.set_xscale("log", base=2)
+    ax.set_xticks([x / 2**20 for x in sorted(sizes)], [f"{x / 2**20:g}" for x in sorted(sizes)])
+    ax.minorticks_off()
     ax.set_xlabel("message size (MiB)")
     ax.set_ylabel("bus bandwidth per NIC (Gb/s)")
     ax.set_ylim(0, 420)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=1, loc="upper left")
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def fig16(runs: dict[str, Runs], path: Path) -> None:
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [2, 1]})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [2, 1]})
     _sizes_panel(a1, runs["fig16"], "64-way ring all-reduce (Cluster C)")
     rs = runs["fig16bw"]
     names = rs.transports
@@ -189,7 +198,7 @@ def fig16(runs: dict[str, Runs], path: Path) -> None:
 
 
 def fig17(runs: dict[str, Runs], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8, 4.2))
     _sizes_panel(ax, runs["fig17"], "64-way all-to-all (Cluster C)")
     _save(fig, path)
 

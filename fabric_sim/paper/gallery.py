@@ -33,7 +33,7 @@ def section(exp: Experiment, runs: Runs, f: Finding, images: list[str]) -> str:
     sc = runs.scenario
     lines = [f"### {exp.key}: {exp.title}", "",
              f"Scenario `{Path(sc.source).relative_to(SCENARIOS.parent.parent)}`; scale: {sc.meta.get('scale')}; "
-             f"transports: {', '.join(runs.transports)}; {len(runs.results)} runs, "
+             f"transports: {', '.join(runs.transports)}; {len(runs.results)} run{'s' * (len(runs.results) > 1)}, "
              f"{sum(r.wall_s for r in runs.results.values()):.0f} s.", "",
              f"**The paper:** {exp.paper}", "",
              "| | paper | model | |", "|---|---|---|---|"]
@@ -43,11 +43,30 @@ def section(exp: Experiment, runs: Runs, f: Finding, images: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(experiments: list[Experiment], findings: dict[str, Finding]) -> str:
+    lines = ["| experiment | checks holding | where the model differs |", "|---|---|---|"]
+    for exp in experiments:
+        f = findings.get(exp.key)
+        if f is None:
+            continue
+        held = [r.ok for r in f.rows if r.ok is not None]
+        lines.append(f"| [{exp.key}](#{exp.key}-{_anchor(exp.title)}): {exp.title} | {sum(held)} of {len(held)} | "
+                     f"{len(f.notes)} note{'s' * (len(f.notes) != 1)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _anchor(title: str) -> str:
+    """GitHub's anchor of a heading's text (after 'key: ')."""
+    return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c in "-_")
+
+
 def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
           figures: dict[str, tuple[tuple[str, ...], object]], wall: float) -> Path:
     rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
     parts = [HEAD.format(when=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), wall=wall,
                          ok=sum(r.ok for r in rows), checks=len(rows))]
+    experiments = sorted(experiments, key=lambda e: e.key)  # the paper's order, whatever order they ran in
+    parts.append(summary(experiments, findings))
     done_figs = set()
     for exp in experiments:
         if exp.key not in findings:

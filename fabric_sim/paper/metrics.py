@@ -38,17 +38,24 @@ def settle_us(r: RunResult) -> float:
     return max(5 * r.base_rtt, r.timeline.t[0] if r.timeline.t else 0.0)
 
 
+def steady_end(r: RunResult) -> float:
+    """Where steady state ends: the settling time before the first pair ran
+    out of data (its QPs finish their parts of the last message one after
+    another)."""
+    return busy(r) - settle_us(r)
+
+
 def phases(r: RunResult, series: list[float] | None = None) -> list[Phase]:
     """Mean goodput between consecutive event times, each phase from its
-    event plus the settling time to the next event, the whole run ending
-    when the first pair ran out of data."""
+    event plus the settling time to the next event; the last one ends at
+    steady_end."""
     tl = r.timeline
     series = tl.goodput if series is None else series
     if not tl.t:
         return []
     width, settle = tl.t[0], settle_us(r)
     stops = sorted({e.at_us for e in r.scenario.events})
-    end = busy(r)
+    end = steady_end(r)
     bounds = [0.0] + [s for s in stops if s < end] + [end]
     out = []
     for a, b in zip(bounds, bounds[1:]):

@@ -11,7 +11,8 @@ TWO_RACKS = {"planes": 2, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 
 
 
 def test_receive_side_loss_drops_only_what_enters_nics_and_everything_arrives_once():
-    sc = make({"pattern": "permutation", "message_bytes": 200_000}, events=[{"at_us": 0, "nic_rx_loss": {"rate": 0.02}}])
+    sc = make({"pattern": "permutation", "message_bytes": 200_000},
+              events=[{"at_us": 0, "nic_rx_loss": {"rate": 0.02}}])
     fabs = []
     r = run(sc, sc.transports[0], hooks=[(0.0, fabs.append)])
     lossy = {e.name for e in fabs[0].egresses() if e.drops.get("random_loss")}
