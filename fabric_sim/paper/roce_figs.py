@@ -145,6 +145,12 @@ def fig18(runs: Runs) -> Finding:
         f.notes.append(f"{', '.join(hit)}: the victim loses bandwidth without any PFC: some of its QPs hash onto "
                        "the spine downlinks the incast QPs use into the target's rack, collect their ECN marks "
                        "and are slowed by DCQCN.")
+    if "oblivious" in f.numbers and "mrc" in f.numbers:
+        same = abs(f.numbers["oblivious"]["jain"] - f.numbers["mrc"]["jain"]) < 0.01
+        f.notes.append("Ablation: with EV state off the incast runs " + ("the same" if same else "differently") +
+                       f" (Jain {f.numbers['oblivious']['jain']:.3f} against {f.numbers['mrc']['jain']:.3f}): the "
+                       "congestion is at the last hop, whose trims change no EV's state and which marks no ECN, so "
+                       "what shares it is MRC's window (trims and delay), not path feedback.")
     f.notes.append("PFC is not modelled: RoCE's fabric is lossless by deep buffers, so no pause ever reaches the "
                    "victim's path. The paper's RoCE victim loses bandwidth to PFC's congestion spreading; here "
                    "a RoCE victim can only lose it by sharing a spine downlink with incast QPs and slowing for "
