@@ -14,14 +14,14 @@ from typing import Any, Iterator
 import yaml
 
 from control_plane import tls as tls_settings
-from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, plane_port
+from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, UNROUTABLE_PREFIXES,
+                                plane_port)
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
-# Address classes the switch never forwards (p4src/switch/sanity.p4).
-UNROUTABLE = {name: ipaddress.IPv6Network(net) for name, net in (
-    ("unspecified", "::/128"), ("loopback", "::1/128"), ("link-local", "fe80::/10"), ("multicast", "ff00::/8"))}
 MAX_INDEX = 2**11  # index is 11 bits of a uSID
+# Address classes the switch never forwards: no prefix of ours may touch them.
+UNROUTABLE = {name: ipaddress.IPv6Network(net) for name, net in UNROUTABLE_PREFIXES.items()}
 
 
 class TopologyError(ValueError):

@@ -6,6 +6,7 @@ docs/simulator.md."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from control_plane import topology as T
 from fabric_sim import scenario_events, sweep
 from fabric_sim.fields import ScenarioError, choice, flag, int_list, mapping, num
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
-from fabric_sim.sweep import override, variants  # noqa: F401 (re-exported)
+from fabric_sim.sweep import override  # noqa: F401 (re-exported)
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
@@ -160,7 +161,7 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
                   meta={"scale": top.get("scale"), "raw": {k: v for k, v in top.items() if k != "sweep"},
                         "base": base, "sweep": sweep.parse(top.get("sweep"))})
     if sc.meta["sweep"]:
-        sweep.variants(sc)  # every variant is checked now, not halfway through a sweep
+        variants(sc)  # every variant is checked now, not halfway through a sweep
     return sc
 
 
@@ -243,6 +244,24 @@ def _flows(raw: Any, topo: T.Topology, size: int, messages: int, start: float) -
                         num(r, "message_bytes", f"{path}.", size, 1, 2**32 - 1, True),
                         num(r, "start_us", f"{path}.", start, 0, 1e9), pin))
     return tuple(out)
+
+
+def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
+    """(values, scenario) for every combination of the sweep; the scenario
+    itself if it has none."""
+    combos = sc.meta.get("sweep") or ()
+    if not combos:
+        return [({}, sc)]
+    out = []
+    for combo in itertools.product(*(vals for _, vals in combos)):
+        values = dict(zip((k for k, _ in combos), combo))
+        doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
+        try:
+            out.append((values, parse(doc, sc.source, sc.meta["base"])))
+        except ScenarioError as exc:
+            label = ", ".join(f"{k}={v}" for k, v in values.items())
+            raise ScenarioError(f"sweep ({label}): {exc.path}", exc.reason) from None
+    return out
 
 
 def load(path: str | Path) -> Scenario:

@@ -1,12 +1,12 @@
 """Sweeps: one scenario file standing for many runs (`sweep: {dotted.path:
 [values]}`, every combination), and setting a field of a scenario by its
 dotted path (`events[0].nic_rx_loss.rate`), which tests use to shrink the
-paper's experiments."""
+paper's experiments. Pure operations on the raw file; scenario.variants
+parses each combination."""
 
 from __future__ import annotations
 
 import copy
-import itertools
 from typing import Any
 
 from fabric_sim.fields import ScenarioError, mapping
@@ -49,23 +49,3 @@ def override(raw: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         except (IndexError, TypeError):
             raise ScenarioError(f"sweep.{path}", "cannot be set") from None
     return doc
-
-
-def variants(sc: "scenario.Scenario") -> list[tuple[dict[str, Any], "scenario.Scenario"]]:
-    """(values, scenario) for every combination of the sweep; the scenario
-    itself if it has none."""
-    from fabric_sim import scenario  # noqa: PLC0415 (scenario imports this module)
-
-    sweep = sc.meta.get("sweep") or ()
-    if not sweep:
-        return [({}, sc)]
-    out = []
-    for combo in itertools.product(*(vals for _, vals in sweep)):
-        values = dict(zip((k for k, _ in sweep), combo))
-        label = ", ".join(f"{k}={v}" for k, v in values.items())
-        doc = override(sc.meta["raw"], values)
-        try:
-            out.append((values, scenario.parse(doc, sc.source, sc.meta["base"])))
-        except ScenarioError as exc:
-            raise ScenarioError(f"sweep ({label}): {exc.path}", exc.reason) from None
-    return out

@@ -67,6 +67,11 @@ CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes":
 SWITCH_DROPS = ("not_ipv6", "malformed", "for_me", "no_route", "hop_limit", "no_neighbour", "congestion",
                 "bad_source", "bad_destination", "bad_length")
 SWITCH_EVENTS = ("trimmed", "ecn_marked")
+# Address classes a router must not forward (RFC 4291), as prefixes: the
+# switch drops sources (bad_source) and destinations (bad_destination) in
+# them (p4src/switch/sanity.p4, checked against this by a test).
+UNROUTABLE_PREFIXES = {"unspecified": "::/128", "loopback": "::1/128", "link-local": "fe80::/10",
+                       "multicast": "ff00::/8"}
 # Traffic classes of the dscp_class table.
 CLASS_NORMAL = 0  # not trimmable: dropped over the limit
 CLASS_TRIMMABLE = 1  # trimmed over the limit

@@ -23,8 +23,10 @@ _LOOPBACK = bytes(15) + b"\x01"
 
 
 def unroutable(addr: bytes) -> bool:
-    """An address class a router must not forward (RFC 4291): unspecified,
-    loopback, link-local (fe80::/10) or multicast (ff00::/8)."""
+    """In one of mrc_wire's UNROUTABLE_PREFIXES: unspecified, loopback,
+    link-local (fe80::/10), multicast (ff00::/8). Byte tests, not prefix
+    arithmetic: it runs twice per hop in the timed fabric (0.11 µs against
+    0.26 µs); tests/test_p4_build.py holds it to the prefixes."""
     return addr[0] == 0xFF or (addr[0] == 0xFE and addr[1] & 0xC0 == 0x80) or addr in (_UNSPECIFIED, _LOOPBACK)
 
 

@@ -83,3 +83,31 @@ def test_pna_variant_passes_p4test(name):
 @pytest.mark.parametrize("name", sorted(toolchain.CHECK_ONLY))
 def test_pna_variant_compiles_with_the_pna_back_end(name):
     toolchain.check_program(name, "p4c-dpdk")
+
+
+def test_switch_sanity_entries_and_model_match_the_unroutable_prefixes():
+    """One list of address classes (mrc_wire): the P4's const entries in the
+    compiled JSON, for sources and destinations, and the model's byte test,
+    on the edges of every class."""
+    import ipaddress
+
+    from nic_model.switch_model import unroutable
+
+    nets = [ipaddress.IPv6Network(p) for p in C.UNROUTABLE_PREFIXES.values()]
+    want = {(int(n.network_address), int(n.netmask)) for n in nets}
+    _, blob = toolchain.artifacts("switch")
+    [table] = [t for p in json.loads(blob.read_text())["pipelines"] for t in p["tables"]
+               if t["name"].endswith("address_class")]
+    got = {"src": set(), "dst": set()}
+    for e in table["entries"]:
+        for side, k in zip(("src", "dst"), e["match_key"]):
+            if int(k["mask"], 16):
+                got[side].add((int(k["key"], 16), int(k["mask"], 16)))
+    assert got == {"src": want, "dst": want}
+    for n in nets:
+        lo, hi = int(n.network_address), int(n.broadcast_address)
+        for a in (lo, hi):
+            assert unroutable(a.to_bytes(16, "big")), ipaddress.IPv6Address(a)
+        for a in (lo - 1, hi + 1):
+            if 0 <= a < 2**128 and not any(ipaddress.IPv6Address(a) in m for m in nets):
+                assert not unroutable(a.to_bytes(16, "big")), ipaddress.IPv6Address(a)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from control_plane.pipelines import REPO
 from fabric_sim.fields import ScenarioError
-from fabric_sim.paper import BY_KEY, EXPERIMENTS, gallery
+from fabric_sim.paper import gallery
+from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
 from fabric_sim.paper.experiments import run_experiment
 from fabric_sim.paper.figures import FIGURES
 

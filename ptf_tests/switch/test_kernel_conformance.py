@@ -21,6 +21,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
+from mrc_wire.constants import UNROUTABLE_PREFIXES
 from nic_model.switch_model import unroutable
 from ptf_tests.lib.fabric import NEIGHBOUR, T0, T0_PORTS, TOPO, carrier, sid_dl, sid_t0, sid_t1
 from ptf_tests.lib.kernel_switch import KernelSwitch, kernel_unavailable
@@ -36,14 +37,9 @@ POOL = [sid_t0(0), sid_t0(1), sid_t1(0), sid_t1(1), sid_dl(0), sid_dl(1),
 
 def bad_address(rng: random.Random) -> str:
     """A random address from a class RFC 4291 forbids forwarding."""
-    kind = rng.randrange(4)
-    if kind == 0:
-        return "::"
-    if kind == 1:
-        return "::1"
-    if kind == 2:
-        return str(ipaddress.IPv6Address((0xFE80 << 112) | rng.getrandbits(118)))  # fe80::/10
-    return str(ipaddress.IPv6Address((0xFF << 120) | rng.getrandbits(120)))  # ff00::/8
+    net = ipaddress.IPv6Network(rng.choice(list(UNROUTABLE_PREFIXES.values())))
+    host_bits = 128 - net.prefixlen
+    return str(net.network_address + (rng.getrandbits(host_bits) if host_bits else 0))
 
 
 def carriers(seed: int = SEED, count: int = COUNT) -> list[tuple[int, bytes]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabric_sim.paper import BY_KEY
+from fabric_sim.paper.registry import BY_KEY
 from fabric_sim.paper.experiments import Finding, Runs, load, run_experiment
 
 
