@@ -32,9 +32,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import finsy as fy
-from finsy.grpcutil import GRPCStatusCode
-
 from control_plane import installer, nic_plan, tls, topology
 from control_plane import pipelines
 from control_plane import p4_entities as P
@@ -120,23 +117,13 @@ async def _pre_diff(sw, pre) -> tuple[bool, str] | None:
     from the plan, or None when it is as planned."""
     if pre is None:
         return None
-    try:
-        found = [e async for e in sw.read(type(pre)(pre.session_id))]
-    except fy.P4ClientError as exc:
-        if exc.code != GRPCStatusCode.NOT_FOUND:  # BMv2 answers NOT_FOUND for an absent session
-            raise
-        found = []
-    if not found or not found[0].replicas:
+    found = await installer.read_clone_session(sw, pre.session_id)
+    if found is None:
         return True, f"clone session {pre.session_id} missing"
-    have, want = _replicas(found[0]), _replicas(pre)
+    have, want = installer.replicas(found), installer.replicas(pre)
     if have != want:
         return False, f"clone session {pre.session_id} replicas {have} (planned {want})"
     return None
-
-
-def _replicas(entry) -> list[tuple[int, int]]:
-    """(port, instance) pairs, whether given as tuples or read back."""
-    return [tuple(r) if isinstance(r, tuple) else (r.port, r.instance) for r in entry.replicas]
 
 
 async def _each(topo: topology.Topology, names: list[str], action: str, batch: int, election_id: int = 10) -> int:
@@ -211,9 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(format="%(levelname)s: %(message)s")  # the plaintext warning, on one line
     try:
         topo = topology.load(args.topology)
-        flags = {k: getattr(args, f"tls_{k}") for k in tls.KEYS}
-        if any(v is not None for v in flags.values()):
-            settings = tls.from_fields(flags, {k: f"--tls-{k.replace('_', '-')}" for k in tls.KEYS})
+        settings = tls.from_flags({k: getattr(args, f"tls_{k}") for k in tls.KEYS}, "--tls-")
+        if settings is not None:
             devices = {n: dataclasses.replace(d, tls=settings) for n, d in topo.devices.items()}
             topo = dataclasses.replace(topo, devices=devices)
     except (topology.TopologyError, tls.TlsError, OSError) as exc:

@@ -120,6 +120,23 @@ def _check_loaded(device: Device, sw: fy.Switch, p4info: Path) -> None:
                                        f"{len(diff)} entities differ, e.g. {', '.join(diff[:4])}")
 
 
+async def read_clone_session(sw: fy.Switch, session_id: int) -> fy.P4CloneSessionEntry | None:
+    """The device's clone session `session_id`, or None if it has none
+    (BMv2 answers NOT_FOUND, other devices an empty entry)."""
+    try:
+        found = [e async for e in sw.read(fy.P4CloneSessionEntry(session_id))]
+    except fy.P4ClientError as exc:
+        if exc.code != GRPCStatusCode.NOT_FOUND:
+            raise
+        return None
+    return found[0] if found and found[0].replicas else None
+
+
+def replicas(entry: fy.P4CloneSessionEntry) -> list[tuple[int, int]]:
+    """(port, instance) pairs, whether given as tuples or read back."""
+    return [tuple(r) if isinstance(r, tuple) else (r.port, r.instance) for r in entry.replicas]
+
+
 def _key(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
     pb = ent.encode(schema).table_entry
     pb.ClearField("action")

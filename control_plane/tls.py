@@ -95,6 +95,14 @@ def from_fields(values: Mapping[str, Any], names: Mapping[str, str], base: Path 
     return TlsSettings(ca_cert=ca, cert=cert, key=key, server_name=server_name)
 
 
+def from_flags(values: Mapping[str, Any], prefix: str) -> TlsSettings | None:
+    """TlsSettings from command-line flags named `{prefix}ca-cert`, ...
+    (`values` keyed by KEYS, None where not given); None if none is given."""
+    if all(values.get(k) is None for k in KEYS):
+        return None
+    return from_fields(values, {k: f"{prefix}{k.replace('_', '-')}" for k in KEYS})
+
+
 def _file(value: Any, name: str, base: Path) -> Path:
     path = (base / Path(str(value)).expanduser()).resolve()
     if not path.exists():

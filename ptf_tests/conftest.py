@@ -57,10 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ports = {port: (port, iface) for port, iface in map(parse_interface, config.getoption("--interface"))}
         if config.getoption("--port-map"):
             ports.update(load_port_map(config.getoption("--port-map")))
-        flags = {k: config.getoption(f"--p4rt-{k.replace('_', '-')}") for k in tls.KEYS}
-        settings = None
-        if any(v is not None for v in flags.values()):
-            settings = tls.from_fields(flags, {k: f"--p4rt-{k.replace('_', '-')}" for k in tls.KEYS})
+        settings = tls.from_flags({k: config.getoption(f"--p4rt-{k.replace('_', '-')}") for k in tls.KEYS}, "--p4rt-")
         remote = RemoteDevice(addr, config.getoption("--p4rt-device-id"),
                               config.getoption("--p4rt-pipeline") == "push", config.getoption("--p4rt-p4info"),
                               config.getoption("--p4rt-blob"), ports, settings)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from control_plane import installer
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
@@ -50,11 +51,14 @@ class RemoteDevice:
         p4info, blob = artifacts(program)
         return self.p4info or p4info, (self.blob or blob) if self.push else None
 
-    def require_ports(self, ports: Sequence[int], suite: str) -> None:
+    def device_ports(self, ports: Sequence[int], suite: str) -> dict[int, int]:
+        """Logical (ptf) port -> the device's port, for every port a suite
+        sends on; an error naming those without an interface."""
         missing = [p for p in ports if p not in self.ports]
         if missing:
             raise RemoteConfigError(f"--interface/--port-map: the {suite} suite sends on ports {list(ports)}; "
                                     f"ports {missing} have no interface")
+        return {p: self.ports[p][0] for p in ports}
 
 
 def parse_interface(value: str) -> tuple[int, str]:
@@ -96,8 +100,7 @@ class RemoteTarget(P4RuntimeTarget):
 
     def __init__(self, remote: RemoteDevice, name: str, program: str, ports: list[int],
                  entries: list[Any], tables: Sequence[str], defaults: Sequence[str], extra: Sequence[Any] = ()):
-        remote.require_ports(ports, program)
-        self.port_map = {p: remote.ports[p][0] for p in ports}
+        self.port_map = remote.device_ports(ports, program)
         p4info, blob = remote.program_files(program)
         device = Device(name, remote.addr, remote.device_id, tls=remote.tls)
         session = Session(device, p4info, blob, loaded=not remote.push)
@@ -105,7 +108,8 @@ class RemoteTarget(P4RuntimeTarget):
             self.found = session.snapshot(tables, defaults)
             # PRE entries (the NIC's notice clone session): modify what is
             # there, insert what is not; close() puts back or deletes.
-            self.found_extra = [_read_one(session, e) for e in extra]
+            self.found_extra = [session.run(installer.read_clone_session(session.switch, e.session_id))
+                                for e in extra]
             self.extra = list(extra)
             desired = [P.to_p4(e) for e in entries]
             session.reconcile(desired, tables, defaults)
@@ -135,8 +139,8 @@ class RemoteTarget(P4RuntimeTarget):
 
 class SwitchRemoteTarget(SwitchCounters, RemoteTarget):
     def __init__(self, remote: RemoteDevice, state: S.SwitchState, ports: list[int]):
-        pm = {p: remote.ports[p][0] for p in ports if p in remote.ports}
-        super().__init__(remote, state.name, "switch", ports, S.map_ports(state.entries(), pm),
+        super().__init__(remote, state.name, "switch", ports,
+                         S.map_ports(state.entries(), remote.device_ports(ports, "switch")),
                          P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         self.state = state
 
@@ -159,11 +163,3 @@ class NicRemoteTarget(NicCounters, RemoteTarget):
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
 
-
-def _read_one(session: Session, entity: Any) -> Any | None:
-    """The device's current version of a PRE entry, or None if it has none."""
-    try:
-        [found] = session.read([type(entity)(entity.session_id)])
-    except Exception:  # noqa: BLE001 (NOT_FOUND, or an empty read): it is not there
-        return None
-    return found if found.replicas else None

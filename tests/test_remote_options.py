@@ -31,6 +31,7 @@ def test_port_map_file(tmp_path):
 
 
 def test_every_port_a_suite_sends_on_needs_an_interface():
-    dev = RemoteDevice("127.0.0.1:1", ports={0: (0, "a"), 1: (1, "b")})
+    dev = RemoteDevice("127.0.0.1:1", ports={0: (128, "a"), 1: (136, "b")})
+    assert dev.device_ports([0, 1], "switch") == {0: 128, 1: 136}
     with pytest.raises(RemoteConfigError, match=r"ports \[2, 3\] have no interface"):
-        dev.require_ports([0, 1, 2, 3], "switch")
+        dev.device_ports([0, 1, 2, 3], "switch")
