@@ -15,7 +15,8 @@ from control_plane.topology import Topology
 from fabric_sim.links import Egress, LiveDepth
 from mrc_wire import entries as E
 from mrc_wire import ids
-from mrc_wire.constants import ETH_LEN, HOST_PORT
+from mrc_wire import packet as W
+from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
 from mrc_wire.ids import DeviceId
 from nic_model.endpoint import Endpoint
 from nic_model.nic_pipeline import NicModel
@@ -90,10 +91,8 @@ class NicNode:
         eg = self.egress.get(port)
         if eg is not None:
             if self.ev_loss:
-                # Inner headers start after Ethernet and the outer IPv6 (54):
-                # BTH destination QP, UDP source port and low flow label (the EV).
-                key = (int.from_bytes(frame[107:110], "big"),
-                       int.from_bytes(frame[94:96], "big") << 16 | int.from_bytes(frame[56:58], "big"))
+                inner = frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
+                key = (W.dqpn_of(inner), W.ev_of(inner))
                 rate = self.ev_loss.get(key)
                 if rate and self.rng.random() < rate:
                     eg._drop("ev_loss")

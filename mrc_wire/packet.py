@@ -136,6 +136,18 @@ class Mrc:
         return -1
 
 
+def ev_of(ip: bytes) -> int:
+    """The EV an MRC packet carries, from its (inner) IPv6 header on: UDP
+    source port and the low 16 bits of the flow label."""
+    return (int.from_bytes(ip[IPV6_LEN:IPV6_LEN + 2], "big") << 16) | int.from_bytes(ip[2:4], "big")
+
+
+def dqpn_of(ip: bytes) -> int:
+    """The BTH destination QP, from the (inner) IPv6 header on."""
+    at = IPV6_LEN + UDP_LEN + 5
+    return int.from_bytes(ip[at:at + 3], "big")
+
+
 def cut_short(ip: bytes) -> bool:
     """Whether a header a NIC parser extracts after this IPv6 header (UDP,
     then for port 4791 the BTH and its opcode's extension) is cut short by
@@ -176,5 +188,5 @@ def nack_for(inner: bytes, peer_qpn: int, reason: int, dscp_control: int) -> byt
     bth = bytearray(inner[48:60])
     bth[0] = OP_NACK
     bth[5:8] = (peer_qpn & 0xFFFFFF).to_bytes(3, "big")
-    ev = (int.from_bytes(inner[40:42], "big") << 16) | (fl & 0xFFFF)
+    ev = ev_of(inner)
     return ip + udp + bytes(bth) + nack_ext(ev, reason, int.from_bytes(inner[57:60], "big"))
