@@ -78,7 +78,8 @@ class EvProfile:
     slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
-    _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, while the EV set holds
+    _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
+    _planes_of: int = -1
 
     def __post_init__(self) -> None:
         n = len(self.home)
@@ -281,13 +282,11 @@ class EvProfile:
 
     def on_plane(self, plane: int) -> list[int]:
         """Every EV of the profile on `plane` (rotation and backups)."""
-        cached = self._planes.get(plane)
-        if cached is None or self._planes.get(-1) != [len(self.state)]:  # EVs can only be added
-            self._planes = {-1: [len(self.state)]}
+        if self._planes_of != len(self.state):  # EVs are only ever added: the count says if it is stale
+            self._planes, self._planes_of = {}, len(self.state)
             for ev in self.state:
                 self._planes.setdefault(ev_plane(ev), []).append(ev)
-            cached = self._planes.setdefault(plane, [])
-        return cached
+        return self._planes.get(plane, [])
 
     def probing(self) -> list[int]:
         """EVs to probe in the background (the endpoint asks every tick)."""
