@@ -111,3 +111,13 @@ def test_switch_sanity_entries_and_model_match_the_unroutable_prefixes():
         for a in (lo - 1, hi + 1):
             if 0 <= a < 2**128 and not any(ipaddress.IPv6Address(a) in m for m in nets):
                 assert not unroutable(a.to_bytes(16, "big")), ipaddress.IPv6Address(a)
+
+
+def test_every_drop_reason_has_a_counting_entry():
+    """drops.p4 lists the enum's members again as const entries: none may be
+    missing, or that reason's drops would go uncounted."""
+    p4info, blob = toolchain.artifacts("switch")
+    [table] = [t for p in json.loads(blob.read_text())["pipelines"] for t in p["tables"]
+               if t["name"].endswith("drop_stats")]
+    keys = {int(e["match_key"][0]["key"], 16) for e in table["entries"]}
+    assert keys == set(drop_reasons(p4info).values())

@@ -39,6 +39,13 @@ def _base(f: Finding, r, label: str) -> list[M.Phase]:
     return ph
 
 
+def _during_after(f: Finding, r) -> tuple[float, float]:
+    """Steady state while the fault lasts and after it ends, as shares of
+    the steady state before it (the three-phase experiments)."""
+    ph = _base(f, r, "mrc")
+    return ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
+
+
 def fig09a(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig09a")
     ph = _base(f, r, "mrc")
@@ -67,8 +74,7 @@ def fig09a(runs: Runs) -> Finding:
 
 def fig09b(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig09b")
-    ph = _base(f, r, "mrc")
-    down, after = ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
+    down, after = _during_after(f, r)
     f.row("4 of 8 NIC links down together", "about half", f"{down:.3f}", abs(down / 0.5 - 1) <= STEP_TOL)
     f.row("after the four come back", "full bandwidth, quickly", f"{after:.3f}", after >= BARELY)
     f.notes.append(NO_GLITCH)
@@ -95,8 +101,7 @@ def fig09c(runs: Runs) -> Finding:
 
 def fig09d(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig09d")
-    ph = _base(f, r, "mrc")
-    during, after = ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
+    during, after = _during_after(f, r)
     f.row("8 T0-T1 links of one T0 down together", "negligible impact", f"{during:.3f}", during >= BARELY)
     f.row("after they come back", "negligible impact", f"{after:.3f}", after >= BARELY)
     return f
@@ -104,8 +109,7 @@ def fig09d(runs: Runs) -> Finding:
 
 def fig10(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig10")
-    ph = _base(f, r, "mrc")
-    during, after = ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
+    during, after = _during_after(f, r)
     lo, hi = T0_BAND
     f.row("a T0 switch down (T0-local): steady state / before", "drops by ~100 of 800 Gb/s per direction (7/8)",
           f"{during:.3f}", lo <= during <= hi)
@@ -116,8 +120,7 @@ def fig10(runs: Runs) -> Finding:
 
 def fig11(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig11")
-    ph = _base(f, r, "mrc")
-    during, after = ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
+    during, after = _during_after(f, r)
     f.row("a T1 switch down (cross-T1, 4 QPs): steady state / before", "no steady-state degradation",
           f"{during:.3f}", during >= BARELY)
     f.row("after the T1 comes back", "stable after brief fluctuations", f"{after:.3f}", after >= BARELY)
