@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testbed import toolchain
+from testbed import bmv2_thrift, toolchain
 
 _ids = itertools.count()
 
@@ -73,6 +73,7 @@ class Bmv2Switch:
     thrift_port: int = 0
     tag: str = field(default_factory=lambda: f"m{os.getpid() % 10000}x{next(_ids)}")
     proc: subprocess.Popen[bytes] | None = None
+    _runtime: bmv2_thrift.Runtime | None = field(default=None, repr=False)
 
     @property
     def grpc_addr(self) -> str:
@@ -119,17 +120,12 @@ class Bmv2Switch:
         self.stop()
         raise RuntimeError(f"{self.name}: gRPC did not open on {self.grpc_addr} in {timeout:g} s")
 
-    def cli(self, commands: list[str]) -> str:
-        """Run BMv2 runtime CLI commands over Thrift (for what P4Runtime on
-        PI cannot do, such as register writes); raise if one fails."""
-        cli = toolchain.tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI")
-        if cli is None:
-            raise RuntimeError("simple_switch_CLI not found (PATH or $SIMPLE_SWITCH_CLI)")
-        proc = subprocess.run([cli, "--thrift-port", str(self.thrift_port)], input="\n".join(commands) + "\n",
-                              capture_output=True, text=True, timeout=60)
-        if proc.returncode != 0 or "Error" in proc.stdout or "Invalid" in proc.stdout:
-            raise RuntimeError(f"{self.name}: simple_switch_CLI {commands}: {proc.stdout[-500:]}{proc.stderr[-500:]}")
-        return proc.stdout
+    def runtime(self) -> "bmv2_thrift.Runtime":
+        """BMv2's Thrift runtime (for what P4Runtime on PI cannot do, such as
+        register writes), connected on first use; failures raise ThriftError."""
+        if self._runtime is None:
+            self._runtime = bmv2_thrift.Runtime(self.name, self.thrift_port, toolchain.simple_switch_grpc())
+        return self._runtime
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -138,6 +134,9 @@ class Bmv2Switch:
             return "(no log)"
 
     def stop(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:

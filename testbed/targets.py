@@ -241,14 +241,15 @@ class SwitchBmv2Target(SwitchCounters, Bmv2Target):
 
     def set_qdepth(self, port: int, depth: int) -> None:
         # PI has no P4Runtime register writes: BMv2's Thrift runtime does it.
-        self.bmv2.cli([f"register_write port_qdepth {port} {depth}"])
+        self.bmv2.runtime().register_write("port_qdepth", port, depth)
         self.dirty_ports.add(port)
 
     def reset(self) -> None:
         """Between tests: empty queues, zero depths set by a test, planned config."""
         super().reset()
         if self.dirty_ports:
-            self.bmv2.cli([f"register_write port_qdepth {p} 0" for p in sorted(self.dirty_ports)])
+            for p in sorted(self.dirty_ports):
+                self.bmv2.runtime().register_write("port_qdepth", p, 0)
             self.dirty_ports.clear()
         self.set_congestion(self.state.congestion)
 
@@ -285,7 +286,7 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         """Between tests: planned tables back (slots), rotation from slot 0."""
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
-        self.bmv2.cli(["register_reset qp_rotation"])
+        self.bmv2.runtime().register_reset("qp_rotation")
 
 
 def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
@@ -10,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from control_plane.pipelines import BUILD_DIR, REPO, artifacts  # noqa: F401 (re-exported)
+from testbed import bmv2_thrift
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which
 # records source paths, is the same on every machine).
@@ -63,33 +63,13 @@ def simple_switch_grpc() -> str | None:
     return tool("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")
 
 
-@functools.lru_cache(maxsize=None)
-def cli_broken(cli: str) -> str | None:
-    """Why simple_switch_CLI cannot start here (asked once), or None. It is
-    a Python script: the interpreter on its first line needs `thrift`."""
-    try:
-        proc = subprocess.run([cli, "--help"], capture_output=True, text=True, timeout=30)
-    except OSError as exc:
-        return f"simple_switch_CLI ({cli}) cannot run: {exc}"
-    if proc.returncode != 0:
-        first = Path(cli).read_text(errors="replace").splitlines()[0] if Path(cli).is_file() else "?"
-        missing = "thrift" if "No module named 'thrift'" in proc.stderr else None
-        why = (f"its interpreter ({first.lstrip('#!').strip()}) lacks the Python 'thrift' package "
-               "(pip install thrift for that interpreter)") if missing else (proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]
-        return f"simple_switch_CLI ({cli}) cannot run: {why}"
-    return None
-
-
 def bmv2_unavailable() -> str | None:
     """Why BMv2 tests cannot run here, or None when they can."""
     if simple_switch_grpc() is None:
         return "simple_switch_grpc not found (PATH or $SIMPLE_SWITCH_GRPC); see README 'Toolchain'"
-    cli = tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI")
-    if cli is None:
-        return "simple_switch_CLI not found (PATH or $SIMPLE_SWITCH_CLI): BMv2's Thrift CLI sets registers"
-    broken = cli_broken(cli)
-    if broken:
-        return broken
+    thrift = bmv2_thrift.unavailable(simple_switch_grpc())
+    if thrift:
+        return thrift
     if os.geteuid() != 0:
         return "BMv2 tests need root to create veth pairs"
     if shutil.which("ip") is None:

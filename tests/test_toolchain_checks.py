@@ -1,35 +1,70 @@
-"""The toolchain checks a new user meets first: a simple_switch_CLI whose
-interpreter lacks thrift is reported once with the reason and the fix."""
+"""The toolchain checks a new user meets first: BMv2's Thrift runtime
+(the `thrift` package and BMv2's bm_runtime bindings) missing is reported
+once, with the reason and the fix, and the BMv2 tests skip with it."""
 
-import os
-import stat
+import sys
 
-from testbed import toolchain
+import pytest
 
+from testbed import bmv2_thrift, toolchain
 
-def _script(tmp_path, body: str):
-    path = tmp_path / "simple_switch_CLI"
-    path.write_text(body)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return str(path)
+BINDINGS = ("bm_runtime", "bm_runtime.standard", "bm_runtime.standard.Standard")
 
 
-def test_a_cli_without_thrift_is_reported_with_the_fix(tmp_path):
-    cli = _script(tmp_path, "#!/usr/bin/env python3\nraise ModuleNotFoundError(\"No module named 'thrift'\")\n")
-    why = toolchain.cli_broken(cli)
-    assert why is not None and "lacks the Python 'thrift' package" in why and "pip install thrift" in why
-    assert "/usr/bin/env python3" in why
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv("BMV2_PYTHONPATH", raising=False)
+    bmv2_thrift.unavailable.cache_clear()
+    yield
+    bmv2_thrift.unavailable.cache_clear()
 
 
-def test_a_working_cli_passes(tmp_path):
-    cli = _script(tmp_path, "#!/bin/sh\nexit 0\n")
-    assert toolchain.cli_broken(cli) is None
+def _hide(monkeypatch, *modules):
+    for m in modules:
+        monkeypatch.setitem(sys.modules, m, None)  # import raises ImportError
 
 
-def test_bmv2_unavailable_names_the_broken_cli(tmp_path, monkeypatch):
-    cli = _script(tmp_path, "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'thrift'\" >&2\nexit 1\n")
-    monkeypatch.setenv("SIMPLE_SWITCH_CLI", cli)
-    monkeypatch.setenv("SIMPLE_SWITCH_GRPC", "/bin/true")
+def _server(tmp_path, with_bindings: bool) -> str:
+    binary = tmp_path / "bin" / "simple_switch_grpc"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    if with_bindings:
+        (site / "bm_runtime" / "standard").mkdir(parents=True)
+        (site / "bm_runtime" / "standard" / "Standard.py").write_text("")
+    return str(binary)
+
+
+def test_missing_thrift_package_is_named_with_the_fix(monkeypatch, tmp_path):
+    _hide(monkeypatch, "thrift")
+    why = bmv2_thrift.unavailable(_server(tmp_path, True))
+    assert why is not None and "'thrift' package is missing" in why and "pip install -e '.[test]'" in why
+
+
+def test_missing_bindings_name_where_they_were_looked_for(monkeypatch, tmp_path):
+    _hide(monkeypatch, *BINDINGS)
+    why = bmv2_thrift.unavailable(_server(tmp_path, False))
+    assert why is not None and "bm_runtime" in why and "BMV2_PYTHONPATH" in why
+    assert f"{tmp_path}/lib/python3*/site-packages" in why
+
+
+def test_bindings_are_found_next_to_the_server_install(monkeypatch, tmp_path):
+    _hide(monkeypatch, *BINDINGS)
+    assert bmv2_thrift.unavailable(_server(tmp_path, True)) is None
+    assert str(tmp_path / "lib" / "python3.11" / "site-packages") in sys.path
+
+
+def test_bindings_are_found_in_bmv2_pythonpath(monkeypatch, tmp_path):
+    _hide(monkeypatch, *BINDINGS)
+    _server(tmp_path / "elsewhere", True)
+    monkeypatch.setenv("BMV2_PYTHONPATH", str(tmp_path / "elsewhere" / "lib" / "python3.11" / "site-packages"))
+    assert bmv2_thrift.unavailable(None) is None
+
+
+def test_bmv2_unavailable_reports_the_thrift_reason(monkeypatch, tmp_path):
+    _hide(monkeypatch, "thrift")
+    monkeypatch.setenv("SIMPLE_SWITCH_GRPC", _server(tmp_path, True))
     why = toolchain.bmv2_unavailable()
-    assert why is not None and "simple_switch_CLI" in why and "thrift" in why
-    assert os.access(cli, os.X_OK)
+    assert why is not None and "thrift" in why
