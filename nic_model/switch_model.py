@@ -50,6 +50,8 @@ class SwitchModel:
         self.port_rx: Counter[int] = Counter()
         self.port_tx: Counter[int] = Counter()
         self.port_drop: Counter[int] = Counter()
+        self.port_rx_bytes: Counter[int] = Counter()
+        self.port_tx_bytes: Counter[int] = Counter()
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self._eth: dict[int, bytes] = {}  # egress port -> rewritten Ethernet header
@@ -82,6 +84,7 @@ class SwitchModel:
         """One frame through the pipeline. Only the 54 bytes of Ethernet and
         IPv6 header are rebuilt; the payload is copied once, when appended."""
         self.port_rx[in_port] += 1
+        self.port_rx_bytes[in_port] += len(frame)
         if len(frame) < ETH_LEN:
             self._drop(in_port, "malformed")
             return None
@@ -148,6 +151,7 @@ class SwitchModel:
                         plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], da.to_bytes(16, "big"),
                         frame[ETH_LEN + IPV6_LEN:end]))
         self.port_tx[port] += 1
+        self.port_tx_bytes[port] += len(out)
         return Output(port, out, high)
 
     def _eth_of(self, nb: S.PortNeighbour) -> bytes:

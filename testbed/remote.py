@@ -146,6 +146,7 @@ class SwitchRemoteTarget(SwitchCounters, RemoteTarget):
 
     def reset(self) -> None:
         super().reset()
+        self.restore_tables()
         self.set_congestion(self.state.congestion)
 
 

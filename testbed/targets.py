@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
+from dataclasses import replace
 from typing import Any, Protocol, Sequence
 
 import finsy as fy
@@ -83,6 +85,7 @@ class SwitchModelTarget(ModelTarget):
         model = SwitchModel(state.name)
         model.install(state.entries())
         super().__init__(model, ports)
+        self.high_queue: Counter[int] = Counter()
 
     def set_qdepth(self, port: int, depth: int) -> None:
         self.model.set_qdepth(port, depth)
@@ -99,6 +102,23 @@ class SwitchModelTarget(ModelTarget):
     def port_counts(self, port: int) -> tuple[int, int, int]:
         m = self.model
         return m.port_rx[port], m.port_tx[port], m.port_drop[port]
+
+    def port_bytes(self, port: int) -> tuple[int, int]:
+        return self.model.port_rx_bytes[port], self.model.port_tx_bytes[port]
+
+    def _process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        out = self.model.process(port, frame)
+        if out is None:
+            return []
+        self.high_queue[out.port] += out.high_priority  # the queue the frame is handed to
+        return [(out.port, out.frame)]
+
+    def high_queue_count(self, port: int) -> int:
+        return self.high_queue[port]
+
+    def delete_neighbour(self, port: int) -> None:
+        del self.model.neighbours[port]
+        self.model._eth.pop(port, None)
 
 
 class NicModelTarget(ModelTarget):
@@ -215,6 +235,8 @@ class SwitchCounters:
     P4RuntimeTarget: uses its session, counter and dev_port)."""
 
     session: Session
+    state: S.SwitchState
+    tables_dirty: bool = False
 
     def set_congestion(self, cfg: S.CongestionConfig) -> None:
         self.session.write([~P.to_p4(cfg)])
@@ -230,6 +252,26 @@ class SwitchCounters:
     def port_counts(self, port: int) -> tuple[int, int, int]:
         d = self.dev_port(port)
         return self.counter("port_rx", d), self.counter("port_tx", d), self.counter("port_drop", d)
+
+    def port_bytes(self, port: int) -> tuple[int, int]:
+        d = self.dev_port(port)
+        return self.session.counter("port_rx", d)[1], self.session.counter("port_tx", d)[1]
+
+    def high_queue_count(self, port: int) -> int:
+        """Frames `port` sent from its high-priority queue (the queue the
+        traffic manager used, read in egress)."""
+        return self.counter("port_tx_high", self.dev_port(port))
+
+    def delete_neighbour(self, port: int) -> None:
+        """Take `port`'s port_neighbour entry out (reset puts it back)."""
+        [nb] = [n for n in self.state.neighbours if n.port == port]
+        self.tables_dirty = True
+        self.session.write([-P.to_p4(replace(nb, port=self.dev_port(port)))])
+
+    def restore_tables(self) -> None:
+        if self.tables_dirty:
+            self.session.reconcile(self.desired, self.tables, self.defaults)  # type: ignore[attr-defined]
+            self.tables_dirty = False
 
 
 class SwitchBmv2Target(SwitchCounters, Bmv2Target):
@@ -251,6 +293,7 @@ class SwitchBmv2Target(SwitchCounters, Bmv2Target):
             for p in sorted(self.dirty_ports):
                 self.bmv2.runtime().register_write("port_qdepth", p, 0)
             self.dirty_ports.clear()
+        self.restore_tables()
         self.set_congestion(self.state.congestion)
 
 

@@ -68,6 +68,9 @@ control SwitchIngress(inout headers_t hdr, inout metadata_t meta,
 control SwitchEgress(inout headers_t hdr, inout metadata_t meta,
                      inout standard_metadata_t sm) {
     COUNTER_PACKETS_BYTES(NUM_PORTS) port_tx;
+    // Frames each port sent from its high-priority queue (control and
+    // trimmed stubs), on the queue the traffic manager really used.
+    COUNTER_PACKETS(NUM_PORTS) port_tx_high;
 
     apply {
         // Trimmed stubs and control use the high queue: only data-queue
@@ -76,6 +79,11 @@ control SwitchEgress(inout headers_t hdr, inout metadata_t meta,
             port_qdepth.write((bit<32>)sm.egress_port, (qdepth_t)sm.enq_qdepth);
         }
         port_tx.count((bit<32>)sm.egress_port);
+        // simple_switch enqueues on the priority queue this field names
+        // (v1model exposes no qid), so in egress it is the queue used.
+        if (sm.priority == PRIO_HIGH) {
+            port_tx_high.count((bit<32>)sm.egress_port);
+        }
     }
 }
 

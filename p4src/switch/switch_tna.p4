@@ -160,6 +160,9 @@ control SwitchEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // Congestion drops happen here, after the TM, so ingress's drop_stats
     // never sees them: they are counted per egress port instead.
     COUNTER_PACKETS(NUM_PORTS) congestion_drop;
+    // Frames each port sent from its high-priority queue (control and
+    // trimmed stubs), on the queue the traffic manager really used.
+    COUNTER_PACKETS(NUM_PORTS) port_tx_high;
     Congestion() congestion;
 
     apply {
@@ -180,6 +183,9 @@ control SwitchEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
             }
         }
         port_tx.count((bit<32>)eg_intr_md.egress_port);
+        if (eg_intr_md.egress_qid == QID_HIGH) {
+            port_tx_high.count((bit<32>)eg_intr_md.egress_port);
+        }
     }
 }
 

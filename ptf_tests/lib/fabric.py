@@ -55,13 +55,30 @@ def frame(dst: str, *, hlim: int = 64, tc: int = 0, fl: int = 0, size: int = 200
     return Ether(bytes(pkt / bytes(i & 0xFF for i in range(pad))))
 
 
+def _mac(*fields: tuple[int, int]) -> str:
+    """A MAC from (value, bytes) fields, most significant first."""
+    raw = b"".join(v.to_bytes(n, "big") for v, n in fields)
+    return ":".join(f"{b:02x}" for b in raw)
+
+
+def port_macs(out_port: int) -> tuple[str, str]:
+    """(source, destination) MAC of a frame the T0 under test sends on
+    `out_port`, from docs/topology.md, not from the planner: a switch port
+    is 02:00:<uSID>:<port>, a NIC's port on plane p 02:01:<p>:<NIC>; uplink
+    j faces T1 j's downlink towards this row, downlink k faces NIC row*H+k."""
+    src = _mac((0x0200, 2), (sid_t0(ROW), 2), (out_port, 2))
+    if out_port in UPLINKS:
+        dst = _mac((0x0200, 2), (sid_t1(UPLINKS.index(out_port)), 2), (TOPO.t1_downlink_port(ROW), 2))
+    else:
+        dst = _mac((0x0201, 2), (PLANE, 1), (ROW * TOPO.hosts_per_t0 + DOWNLINKS.index(out_port), 3))
+    return src, dst
+
+
 def forwarded(pkt: Ether, out_port: int, dst: str | None = None, *, tc: int | None = None) -> Ether:
-    """What `pkt` must look like leaving on `out_port`: MACs from the port's
-    neighbour entry, hop limit minus one, DA rewritten if `dst` is given."""
+    """What `pkt` must look like leaving on `out_port`: MACs of the port
+    and its peer, hop limit minus one, DA rewritten if `dst` is given."""
     exp = pkt.copy()
-    nb = NEIGHBOUR[out_port]
-    exp[Ether].src = A.mac_str(nb.src_mac)
-    exp[Ether].dst = A.mac_str(nb.dst_mac)
+    exp[Ether].src, exp[Ether].dst = port_macs(out_port)
     exp[IPv6].hlim = pkt[IPv6].hlim - 1
     if dst is not None:
         exp[IPv6].dst = dst

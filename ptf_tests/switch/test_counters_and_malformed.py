@@ -27,6 +27,23 @@ def test_port_counters_count_rx_tx_and_drops(target):
     assert (rx1 - rx0, tx1 - tx0, drop1 - drop0) == (4, 3, 1)
 
 
+def test_byte_counters_count_whole_frames(target):
+    # Forwarding keeps the length (MACs, hop limit and DA are rewritten in place).
+    rxb0, _ = target.port_bytes(DOWNLINKS[1])
+    _, txb0 = target.port_bytes(UPLINKS[1])
+    sizes = (200, 333, 1000)
+    for size in sizes:
+        pkt = frame(carrier(sid_t1(1)), size=size, in_port=DOWNLINKS[1])
+        assert len(pkt) == size
+        target.send(DOWNLINKS[1], pkt)
+        target.verify_packet(forwarded(pkt, UPLINKS[1]), UPLINKS[1])
+    target.send(DOWNLINKS[1], frame(carrier(sid_t1(9)), size=150, in_port=DOWNLINKS[1]))  # dropped: no route
+    target.verify_no_other_packets()
+    rxb1, _ = target.port_bytes(DOWNLINKS[1])
+    _, txb1 = target.port_bytes(UPLINKS[1])
+    assert (rxb1 - rxb0, txb1 - txb0) == (sum(sizes) + 150, sum(sizes))
+
+
 def test_not_ipv6_dropped_and_counted(target):
     before = target.drop_count("not_ipv6")
     target.send(DOWNLINKS[0], Ether(dst="02:00:40:00:00:00") / IP(dst="10.0.0.1") / UDP() / bytes(40))

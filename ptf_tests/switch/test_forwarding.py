@@ -43,11 +43,22 @@ def test_argument_zero_is_for_me_and_dropped(target):
     assert target.drop_count("for_me") == before + 1
 
 
-def test_unknown_neighbour_dropped(target):
+def test_unknown_locator_has_no_route(target):
+    # After the shift the active uSID is a T1 this plane does not have.
     before = target.drop_count("no_route")
     target.send(DOWNLINKS[0], frame(carrier(sid_t0(0), sid_t1(7)), in_port=DOWNLINKS[0]))
     target.verify_no_other_packets()
     assert target.drop_count("no_route") == before + 1
+
+
+def test_route_to_a_port_without_neighbour_entry_dropped(target):
+    # The route to T1 0 exists; its port's neighbour entry (the MACs) does not.
+    target.delete_neighbour(UPLINKS[0])
+    before, rx0, drop0 = target.drop_count("no_neighbour"), *target.port_counts(DOWNLINKS[0])[::2]
+    target.send(DOWNLINKS[0], frame(carrier(sid_t1(0)), in_port=DOWNLINKS[0]))
+    target.verify_no_other_packets()
+    rx1, _, drop1 = target.port_counts(DOWNLINKS[0])
+    assert (target.drop_count("no_neighbour") - before, rx1 - rx0, drop1 - drop0) == (1, 1, 1)
 
 
 def test_hop_limit_1_dropped(target):

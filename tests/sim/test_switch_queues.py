@@ -1,0 +1,47 @@
+"""In the timed fabric a switch hands control and trimmed stubs to the
+egress port's high-priority queue and data to its data queue (DESIGN.md
+section 7), on the depth of the data queue."""
+
+from collections import deque
+from types import SimpleNamespace
+
+import pytest
+
+from fabric_sim.fabric import SwitchNode
+from mrc_wire import ids
+from nic_model.switch_model import SwitchModel
+from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, frame, sid_t1
+
+
+class Port:
+    """An egress port that records what it is handed, with a data queue
+    `depth` packets deep (departures still in the future)."""
+
+    def __init__(self, depth: int):
+        self.sim = SimpleNamespace(now=0.0)
+        self.departures = deque([1.0] * depth)
+        self.sent: list[tuple[int, bool]] = []
+
+    def send(self, frame: bytes, high: bool) -> None:
+        self.sent.append((len(frame), high))
+
+
+def _node(depth: int) -> tuple[SwitchNode, Port]:
+    model = SwitchModel(T0.name)
+    model.install(T0.entries())
+    node = SwitchNode(ids.t0(0, 0), model)
+    port = node.egress[UPLINKS[0]] = Port(depth)
+    return node, port
+
+
+@pytest.mark.parametrize("cls, depth, high, size", [
+    ("control", 0, True, 1000),
+    ("control", TOPO.congestion.trim_threshold, True, 1000),  # never trimmed
+    ("data_trimmable", 0, False, 1000),
+    ("data_trimmable", TOPO.congestion.trim_threshold, True, TOPO.congestion.trim_bytes),  # the stub
+    ("data_no_trim", TOPO.congestion.trim_threshold - 1, False, 1000),
+])
+def test_queue_the_switch_hands_each_class_to(cls, depth, high, size):
+    node, port = _node(depth)
+    node.rx(DOWNLINKS[0], bytes(frame(carrier(sid_t1(0)), tc=TOPO.dscp[cls] << 2, size=1000, in_port=DOWNLINKS[0])))
+    assert port.sent == [(size, high)]
