@@ -40,6 +40,8 @@ class NicModel:
         self.rotation: Counter[int] = Counter()
         self.ev_tx: Counter[int] = Counter()
         self.plane_tx: Counter[int] = Counter()
+        self.ev_tx_bytes: Counter[int] = Counter()
+        self.plane_tx_bytes: Counter[int] = Counter()
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
         self.events: Counter[str] = Counter()
@@ -113,6 +115,10 @@ class NicModel:
             return []
         self.ev_tx[ev] += 1
         self.plane_tx[ev & 7] += 1
+        # Bytes as the P4 counts them, in ingress: the host's frame before
+        # encapsulation (the wire carries 40 more).
+        self.ev_tx_bytes[ev] += len(inner) + 14
+        self.plane_tx_bytes[ev & 7] += len(inner) + 14
         self.events["tx"] += 1
         return [out]
 

@@ -26,7 +26,7 @@ from control_plane.counters import read_drops, read_total
 from control_plane.session import Session
 from testbed.bmv2 import start_with_tables
 from control_plane.ev_control import slot_updates
-from mrc_wire.constants import NIC_DROPS, SWITCH_EVENTS as EVENTS
+from mrc_wire.constants import NIC_DROPS, NIC_EVENTS, SWITCH_EVENTS as EVENTS
 from nic_model.nic_pipeline import NicModel
 from nic_model.switch_model import SwitchModel
 
@@ -136,8 +136,27 @@ class NicModelTarget(ModelTarget):
     def plane_count(self, plane: int) -> int:
         return self.model.plane_tx[plane]
 
+    def ev_bytes(self, ev: int) -> int:
+        return self.model.ev_tx_bytes[ev]
+
+    def plane_bytes(self, plane: int) -> int:
+        return self.model.plane_tx_bytes[plane]
+
+    def nack_count(self, reason: int) -> int:
+        return self.model.nacks[reason]
+
+    def event_count(self, event: str) -> int:
+        if event not in NIC_EVENTS:
+            raise KeyError(f"unknown NIC event {event!r} (known: {', '.join(NIC_EVENTS)})")
+        return self.model.events[event]
+
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
         self.model.install([N.SlotEv(slot, ev) for slot, ev in writes])
+
+    def delete_slots(self, qpn: int) -> None:
+        qp = self.model.qps[qpn]
+        for slot in range(qp.base, qp.base + qp.mask + 1):
+            self.model.slots.pop(slot, None)
 
 
 class _PtfTest:
@@ -313,6 +332,25 @@ class NicCounters:
 
     def plane_count(self, plane: int) -> int:
         return self.counter("plane_tx", plane)
+
+    def ev_bytes(self, ev: int) -> int:
+        entry = fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev))
+        [ent] = self.session.read([fy.P4DirectCounterEntry(table_entry=entry)])
+        return ent.data.byte_count if ent.data else 0
+
+    def plane_bytes(self, plane: int) -> int:
+        return self.session.counter("plane_tx", plane)[1]
+
+    def nack_count(self, reason: int) -> int:
+        return self.counter("nack_reasons", reason)
+
+    def event_count(self, event: str) -> int:
+        return self.counter("nic_events", NIC_EVENTS.index(event))
+
+    def delete_slots(self, qpn: int) -> None:
+        """Take every slot_ev entry of QP `qpn` out (reset puts them back)."""
+        [qp] = [q for q in self.state.qps if q.qpn == qpn]  # type: ignore[attr-defined]
+        self.session.write([-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)])
 
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
         """Retire or restore EVs: one batched Write of slot_ev modifies."""

@@ -35,6 +35,15 @@ def host_data(dst: int = PEER, psn: int = 5, payload: bytes = bytes(range(64)), 
     return Ether(src=HOST_MAC, dst=NIC_MAC) / _inner(addr(ME), addr(dst), qpn, psn, payload, fl, D["data_trimmable"], 2)
 
 
+def host_control(opcode: int, ext, path_ev: int, dst: int = PEER) -> Ether:
+    """An ACK/SACK/NACK/probe as the host hands it over, on the path
+    `path_ev` written in its inner UDP source port and flow label."""
+    inner = (IPv6(src=addr(ME), dst=addr(dst), tc=D["control"] << 2, fl=path_ev & 0xFFFF, hlim=64)
+             / UDP(sport=path_ev >> 16, dport=H.ROCE_PORT, chksum=0)
+             / H.BTH(opcode=opcode, dqpn=PEER_QPN, psn=7) / ext)
+    return Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(bytes(inner))
+
+
 def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp: int, ecn: int) -> IPv6:
     pkt = (IPv6(src=src, dst=dst, tc=(dscp << 2) | ecn, fl=fl, hlim=64)
            / UDP(sport=0, dport=H.ROCE_PORT, chksum=0)

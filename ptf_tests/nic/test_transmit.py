@@ -11,7 +11,7 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from nic_model.ev import EvEvent, EvProfile, ev_plane
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_data
+from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_control, host_data
 
 
 ROTATION_RESET = "the QP's rotation back at slot 0 (BMv2 Thrift register_reset qp_rotation)"
@@ -77,18 +77,6 @@ def test_retired_ev_never_used_and_replaced_on_same_plane(nic_target):
     assert bad in {ev for _, ev in out} and stand_in not in {ev for _, ev in out}
 
 
-def _host_control(opcode, ext, path_ev: int) -> Ether:
-    """An ACK/SACK/NACK/probe as the host hands it over, on the path
-    `path_ev` written in its inner UDP source port and flow label."""
-    from nic_model import headers as H  # noqa: PLC0415
-
-    inner = (IPv6(src=str(A.nic_address(TOPO, ME)), dst=str(A.nic_address(TOPO, PEER)), tc=D["control"] << 2,
-                  fl=path_ev & 0xFFFF, hlim=64)
-             / UDP(sport=path_ev >> 16, dport=H.ROCE_PORT, chksum=0)
-             / H.BTH(opcode=opcode, dqpn=2, psn=7) / ext)
-    return Ether(src="02:aa:00:00:00:01", dst="02:aa:00:00:00:02") / IPv6(bytes(inner))
-
-
 def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_target):
     """ACK, SACK and NACK ride the QP's reverse EV that the host wrote in
     the inner headers; the EV they echo (in the extension) may be another
@@ -100,7 +88,7 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
     for op, ext in ((H.OP_ACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=7)),
                     (H.OP_SACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=9, bitmap=2)),
                     (H.OP_NACK, H.MRCNack(ev=echoed, reason=1, psn=7))):
-        pkt = _host_control(op, ext, path)
+        pkt = host_control(op, ext, path)
         nic_target.send(N.HOST_PORT, pkt)
         exp = encapsulated(pkt[IPv6], path, ME, PEER, D["control"], 0)
         nic_target.verify_packet(exp, N.plane_port(ev_plane(path)))
