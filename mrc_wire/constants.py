@@ -1,6 +1,6 @@
 """Wire constants (DESIGN.md sections 4 to 6), each defined once.
 
-Where the P4 programs hold a value too (drop reason indices, header sizes,
+Where the P4 programs hold a value too (drop reason indices, table sizes,
 the NIC's port numbers), tests/test_wire_constants.py reads it from the P4
 source or P4Info and compares.
 """

@@ -4,50 +4,12 @@ side, and equal to a fresh compile where p4c is present."""
 import json
 import re
 
-import finsy as fy
 import pytest
 
 from control_plane import p4_entities as P
 from control_plane.counters import drop_reasons
 from mrc_wire import constants as C
 from testbed import toolchain
-
-TYPES = toolchain.REPO / "p4src" / "switch" / "types.p4"
-NIC_TYPES = toolchain.REPO / "p4src" / "nic" / "types.p4"
-
-
-def _consts(prefix: str, path=TYPES, width: str = r"\d+") -> dict[str, int]:
-    pat = re.compile(rf"const bit<{width}> {prefix}_(\w+)\s*=\s*(\d+);")
-    return {name.lower(): int(v) for name, v in pat.findall(path.read_text())}
-
-
-def test_switch_drop_reasons_in_the_p4info_match_mrc_wire():
-    """The model's reason names are the P4 enum's, in the committed P4Info."""
-    p4info, _ = toolchain.artifacts("switch")
-    assert drop_reasons(p4info) == {name: i for i, name in enumerate(C.SWITCH_DROPS)}
-
-
-def test_switch_event_counters_and_classes_match_mrc_wire():
-    """Each congestion event the model counts is a per-port counter of that
-    name in the P4Info."""
-    schema = fy.P4Schema(toolchain.artifacts("switch")[0])
-    for event in C.SWITCH_EVENTS:
-        assert schema.counters[event].size == C.MAX_PORTS
-    assert _consts("CLASS", width="2") == {"normal": C.CLASS_NORMAL, "trimmable": C.CLASS_TRIMMABLE,
-                                           "priority": C.CLASS_PRIORITY}
-
-
-def test_nic_drop_reasons_events_and_sizes_match_mrc_wire():
-    drops = {k: v for k, v in _consts("NDROP", NIC_TYPES).items()}
-    assert drops == {name: i for i, name in enumerate(C.NIC_DROPS)}
-    assert _consts("NEV", NIC_TYPES) == {name: i for i, name in enumerate(C.NIC_EVENTS)}
-    text = NIC_TYPES.read_text()
-    assert re.search(rf"NOTICE_SESSION = {C.NOTICE_SESSION};", text)
-    assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 8;", text) and C.NACK_BYTES == 122
-    assert re.search(rf"HOST_PORT = PORT_CONST\({C.HOST_PORT}\)", text)
-    tx = (toolchain.REPO / "p4src" / "nic" / "tx.p4").read_text()
-    assert f"REGISTER(bit<16>, {C.NIC_MAX_QPS}) qp_rotation" in tx
-    assert re.search(rf"table slot_ev \{{.*?size = {C.NIC_MAX_SLOTS};", tx, re.S)
 
 
 @pytest.mark.parametrize("program", sorted(toolchain.PROGRAMS))

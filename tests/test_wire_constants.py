@@ -1,0 +1,103 @@
+"""mrc_wire's constants against the programs: names and sizes from the
+committed P4Info, P4 defaults from the compiled BMv2 JSON (what the device
+runs before the controller writes), and the counter indices that exist
+only as constants in the P4 source."""
+
+import json
+import re
+
+import finsy as fy
+import pytest
+
+from control_plane.counters import drop_reasons
+from mrc_wire import constants as C
+from testbed import toolchain
+
+
+@pytest.fixture(scope="module")
+def nic():
+    return fy.P4Schema(toolchain.artifacts("nic")[0])
+
+
+def _default(program: str, table: str) -> tuple[str, list[int]]:
+    """(action name, parameter values) of a table's default in the BMv2 JSON."""
+    blob = json.loads(toolchain.artifacts(program)[1].read_text())
+    [pipe_table] = [t for p in blob["pipelines"] for t in p["tables"] if t["name"].rsplit(".", 1)[-1] == table]
+    entry = pipe_table["default_entry"]
+    [action] = [a["name"] for a in blob["actions"] if a["id"] == entry["action_id"]]
+    return action.rsplit(".", 1)[-1], [int(v, 16) for v in entry["action_data"]]
+
+
+def test_nic_sizes_fit_the_plan_limits(nic):
+    assert nic.tables["qp_ev"].size == C.NIC_MAX_QPS
+    assert nic.tables["qp_peer"].size == C.NIC_MAX_QPS
+    assert nic.registers["qp_rotation"].size == C.NIC_MAX_QPS
+    assert nic.tables["slot_ev"].size == C.NIC_MAX_SLOTS
+    # The slot index is 16 bits: every slot the plan may use is addressable.
+    [slot] = nic.tables["slot_ev"].match_fields
+    assert 2 ** slot.bitwidth == C.NIC_MAX_SLOTS
+
+
+def test_nic_counters_hold_every_reason_event_and_plane(nic):
+    assert nic.counters["nic_drops"].size >= len(C.NIC_DROPS)
+    assert nic.counters["nic_events"].size >= len(C.NIC_EVENTS)
+    assert nic.counters["nack_reasons"].size > max(C.NACK_TRIMMED, C.NACK_TRIMMED_LASTHOP)
+    [plane] = nic.tables["plane_port"].match_fields
+    assert nic.counters["plane_tx"].size == 2 ** plane.bitwidth == C.ev_plane(0xFFFFFFFF) + 1
+
+
+def test_nic_config_default_holds_the_dscp_defaults():
+    action, params = _default("nic", "nic_config")
+    assert action == "set_nic"
+    assert params[-3:] == [C.DSCP_DEFAULTS["control"], C.DSCP_DEFAULTS["trimmed"], C.DSCP_DEFAULTS["trimmed_lasthop"]]
+
+
+def test_switch_congestion_default_holds_the_congestion_and_dscp_defaults():
+    action, params = _default("switch", "congestion_config")
+    assert action == "set_congestion"
+    cd, dd = C.CONGESTION_DEFAULTS, C.DSCP_DEFAULTS
+    assert params == [cd["ecn_threshold"], cd["trim_threshold"], cd["trim_bytes"], dd["trimmed"], dd["trimmed_lasthop"]]
+
+
+def test_switch_port_counters_cover_every_port():
+    schema = fy.P4Schema(toolchain.artifacts("switch")[0])
+    for name in ("port_rx", "port_tx", "port_drop", "port_tx_high", *C.SWITCH_EVENTS):
+        assert schema.counters[name].size == C.MAX_PORTS, name
+
+
+TYPES = toolchain.REPO / "p4src" / "switch" / "types.p4"
+NIC_TYPES = toolchain.REPO / "p4src" / "nic" / "types.p4"
+
+
+def _consts(prefix: str, path=TYPES, width: str = r"\d+") -> dict[str, int]:
+    pat = re.compile(rf"const bit<{width}> {prefix}_(\w+)\s*=\s*(\d+);")
+    return {name.lower(): int(v) for name, v in pat.findall(path.read_text())}
+
+
+def test_switch_drop_reasons_in_the_p4info_match_mrc_wire():
+    """The model's reason names are the P4 enum's, in the committed P4Info."""
+    p4info, _ = toolchain.artifacts("switch")
+    assert drop_reasons(p4info) == {name: i for i, name in enumerate(C.SWITCH_DROPS)}
+
+
+def test_switch_event_counters_and_classes_match_mrc_wire():
+    """Each congestion event the model counts is a per-port counter of that
+    name in the P4Info."""
+    schema = fy.P4Schema(toolchain.artifacts("switch")[0])
+    for event in C.SWITCH_EVENTS:
+        assert schema.counters[event].size == C.MAX_PORTS
+    assert _consts("CLASS", width="2") == {"normal": C.CLASS_NORMAL, "trimmable": C.CLASS_TRIMMABLE,
+                                           "priority": C.CLASS_PRIORITY}
+
+
+def test_nic_drop_reasons_events_and_sizes_match_mrc_wire():
+    drops = {k: v for k, v in _consts("NDROP", NIC_TYPES).items()}
+    assert drops == {name: i for i, name in enumerate(C.NIC_DROPS)}
+    assert _consts("NEV", NIC_TYPES) == {name: i for i, name in enumerate(C.NIC_EVENTS)}
+    text = NIC_TYPES.read_text()
+    assert re.search(rf"NOTICE_SESSION = {C.NOTICE_SESSION};", text)
+    assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 8;", text) and C.NACK_BYTES == 122
+    assert re.search(rf"HOST_PORT = PORT_CONST\({C.HOST_PORT}\)", text)
+    tx = (toolchain.REPO / "p4src" / "nic" / "tx.p4").read_text()
+    assert f"REGISTER(bit<16>, {C.NIC_MAX_QPS}) qp_rotation" in tx
+    assert re.search(rf"table slot_ev \{{.*?size = {C.NIC_MAX_SLOTS};", tx, re.S)
