@@ -24,7 +24,8 @@ from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
 from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
-from testbed.targets import NicBmv2Target, NicModelTarget, SwitchBmv2Target, SwitchModelTarget
+from testbed.model_targets import NicModelTarget, SwitchModelTarget
+from testbed.targets import NicBmv2Target, SwitchBmv2Target
 
 REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()
 

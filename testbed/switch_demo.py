@@ -21,7 +21,8 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import topology
 from testbed import toolchain
-from testbed.targets import SwitchBmv2Target, SwitchModelTarget
+from testbed.model_targets import SwitchModelTarget
+from testbed.targets import SwitchBmv2Target
 
 SPORT = 0x1000
 DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"

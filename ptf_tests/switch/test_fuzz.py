@@ -8,7 +8,7 @@ from collections import Counter
 from mrc_wire.constants import SWITCH_DROPS
 from ptf_tests.lib import fuzz
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from testbed.targets import SwitchModelTarget
+from testbed.model_targets import SwitchModelTarget
 
 COUNT = 1500
 
