@@ -229,6 +229,7 @@ class Endpoint(LossRecovery, PathState):
             return
         psn, ev = pkt.psn, pkt.ev
         qp.rx_active_at = self.sim.now
+        self._arm_timer()  # a receiver that sends nothing still probes its reverse set on the tick
         ahead = (psn - qp.cum_psn) & 0xFFFFFF
         fresh = qp.accept(psn)
         if fresh is None:

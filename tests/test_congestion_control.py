@@ -30,7 +30,12 @@ def test_delay_over_target_cuts_in_proportion():
 
 
 def test_window_never_below_minimum():
-    cc = CcState(cwnd=1.2)
+    """Cuts of 0.7x stop at the floor: 3 -> 2.1 -> 1.5 (not 1.47), and stay there; the default floor
+    is one packet (1.2 -> 1.0, not 0.84)."""
+    cc = CcState(cwnd=3.0, min_cwnd=1.5)
     for t in range(10):
         cc.on_ack(now=1000.0 * t, rtt=None, congested=True)
-    assert cc.cwnd == cc.min_cwnd
+    assert cc.cwnd == 1.5
+    cc = CcState(cwnd=1.2)
+    cc.on_ack(now=0.0, rtt=None, congested=True)
+    assert cc.cwnd == 1.0

@@ -81,10 +81,11 @@ def test_mirror_mode_skip_is_a_slot_rewrite_for_one_rotation():
     p = EvProfile.spread(planes=2, spines=4, slots=8)
     p.mirror = True
     assert [p.next_ev() for _ in range(8)] == p.home  # walks slots like the NIC
-    ev = p.home[4]
+    ev = p.home[4]  # plane 0, spine 2; plane 0's spares are on spines 0 and 1
     p.event(ev, EvEvent.ECN)
-    assert p.state[ev] is EvState.SKIP and p.slots[4] != ev
-    assert ev_plane(p.slots[4]) == ev_plane(ev) and p.slot_writes[-1] == (4, p.slots[4])
+    spare = p.backups[0][0]  # the first GOOD spare of the plane, on another spine
+    assert (ev_plane(ev), ev_spine(ev), ev_spine(spare)) == (0, 2, 0)
+    assert p.state[ev] is EvState.SKIP and p.slots[4] == spare and p.slot_writes == [(4, spare)]
     rotation = [p.next_ev() for _ in range(8)]
     assert ev not in rotation
     p.next_ev()  # one rotation later the EV is back in its slot

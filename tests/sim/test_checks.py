@@ -55,6 +55,8 @@ def test_t1_down_single_path_flows_stall_until_reconvergence(t1_failure):
     assert single.complete and single.rehashed > 0, "some baseline path must have crossed the dead T1"
     settled = T_FAIL + SINGLE["reconvergence_us"]
     stalled = [f for f in report.fcts(single) if f > settled]
+    # At least one, not an exact count: which messages end past 170 µs is
+    # down to queueing (a message clear of the dead T1 ends at 169.2 µs).
     assert len(stalled) >= 1
     assert max(report.fcts(mrc)) < settled < max(report.fcts(single))
 
