@@ -14,7 +14,7 @@ from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DATA_OPCODES,
-    ECN_CE, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
+    ECN_CE, ETH_LEN, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
 )
 from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
 from mrc_wire.usid import carrier_int, path_sids
@@ -69,6 +69,17 @@ class NicModel:
                 case _:
                     raise TypeError(f"not a NIC table entry: {e!r}")
 
+    def uninstall(self, entries: Iterable[object]) -> None:
+        """Delete entries by their key, as a P4Runtime delete would."""
+        tables = {N.DestRow: (self.rows, "row"), N.PlanePort: (self.planes, "plane"), N.QpEv: (self.qps, "qpn"),
+                  N.SlotEv: (self.slots, "slot"), N.QpPeer: (self.peers, "qpn")}
+        for e in entries:
+            if type(e) not in tables:
+                raise TypeError(f"not a deletable NIC table entry: {e!r}")
+            table, key = tables[type(e)]
+            table.pop(getattr(e, key), None)
+            self._outer.clear()  # headers built from rows and planes: rebuilt on use
+
     def _drop(self, reason: str) -> list[Output]:
         self.drops[reason] += 1
         return []
@@ -117,8 +128,9 @@ class NicModel:
         self.plane_tx[ev & 7] += 1
         # Bytes as the P4 counts them, in ingress: the host's frame before
         # encapsulation (the wire carries 40 more).
-        self.ev_tx_bytes[ev] += len(inner) + 14
-        self.plane_tx_bytes[ev & 7] += len(inner) + 14
+        host_bytes = ETH_LEN + len(inner)
+        self.ev_tx_bytes[ev] += host_bytes
+        self.plane_tx_bytes[ev & 7] += host_bytes
         self.events["tx"] += 1
         return [out]
 

@@ -72,6 +72,21 @@ class SwitchModel:
             else:
                 raise TypeError(f"not a switch table entry: {e!r}")
 
+    def uninstall(self, entries: Iterable[object]) -> None:
+        """Delete entries by their key, as a P4Runtime delete would."""
+        for e in entries:
+            if isinstance(e, S.MyUsid):
+                self.my_locators.discard(e.locator)
+            elif isinstance(e, S.UsidRoute):
+                self.routes.pop(e.locator, None)
+            elif isinstance(e, S.PortNeighbour):
+                self.neighbours.pop(e.port, None)
+                self._eth.pop(e.port, None)
+            elif isinstance(e, S.DscpClass):
+                self.dscp_class.pop(e.dscp, None)
+            else:
+                raise TypeError(f"not a deletable switch table entry: {e!r}")
+
     def set_qdepth(self, port: int, depth: int) -> None:
         """The data-queue depth (packets) the next decision on `port` sees."""
         self.qdepth[port] = depth

@@ -100,8 +100,7 @@ class SwitchModelTarget(ModelTarget):
         return self.high_queue[port]
 
     def delete_neighbour(self, port: int) -> None:
-        del self.model.neighbours[port]
-        self.model._eth.pop(port, None)
+        self.model.uninstall([self.model.neighbours[port]])
 
 
 class NicModelTarget(ModelTarget):
@@ -138,5 +137,4 @@ class NicModelTarget(ModelTarget):
 
     def delete_slots(self, qpn: int) -> None:
         qp = self.model.qps[qpn]
-        for slot in range(qp.base, qp.base + qp.mask + 1):
-            self.model.slots.pop(slot, None)
+        self.model.uninstall([N.SlotEv(s, 0) for s in range(qp.base, qp.base + qp.mask + 1)])
