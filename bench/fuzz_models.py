@@ -8,7 +8,7 @@ import time
 from collections import Counter
 
 from nic_model.nic_pipeline import NicModel
-from nic_model.switch_model import SwitchModel
+from switch_model.pipeline import SwitchModel
 from ptf_tests.lib import fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fabric_sim.transport import QpLink
+from fabric_sim.transports.qps import QpLink
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
 

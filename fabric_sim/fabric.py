@@ -20,8 +20,8 @@ from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
 from mrc_wire.ids import DeviceId
 from nic_model.endpoint import Endpoint
 from nic_model.nic_pipeline import NicModel
-from nic_model.sim import Sim
-from nic_model.switch_model import SwitchModel
+from sim_core.sim import Sim
+from switch_model.pipeline import SwitchModel
 
 HOST_ETH = bytes(12) + b"\x86\xdd"  # host <-> NIC: no link, any MACs
 

@@ -26,7 +26,8 @@ from control_plane import switch_plan as S
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
 from control_plane.topology import Topology
-from fabric_sim import transport, workload
+from fabric_sim import workload
+from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import LinkConfig, base_rtt
 from fabric_sim.run import RunResult, Timeline
@@ -34,7 +35,7 @@ from fabric_sim.scenario import Scenario, ScenarioError, Transport
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from nic_model.endpoint import Endpoint
-from nic_model.realtime import RealClock
+from sim_core.realtime import RealClock
 from testbed import toolchain
 from testbed.bmv2 import Bmv2Switch, start_with_tables
 from testbed.links import Link, host_poller, sock

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane import addressing as A
-from fabric_sim import faults, transport, workload
+from fabric_sim import faults, workload
+from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
-from fabric_sim.roce import RoceEndpoint
+from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 
 @dataclass

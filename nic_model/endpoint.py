@@ -34,7 +34,7 @@ from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
 from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
 from nic_model.recovery import LossRecovery
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 ZEROS = bytes(16384)
 

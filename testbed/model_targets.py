@@ -14,7 +14,7 @@ from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 from mrc_wire.constants import NIC_EVENTS
 from nic_model.nic_pipeline import NicModel
-from nic_model.switch_model import SwitchModel
+from switch_model.pipeline import SwitchModel
 
 
 class Target(Protocol):

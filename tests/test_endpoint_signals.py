@@ -16,7 +16,7 @@ from mrc_wire.constants import (
 from nic_model.cc import CcState
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 DATA, RETX, CONTROL = 8, 12, 46  # DESIGN.md section 6: DATA_TRIMMABLE, DATA_TRIMMABLE_RETX, CONTROL

@@ -53,7 +53,7 @@ def test_switch_sanity_entries_and_model_match_the_unroutable_prefixes():
     on the edges of every class."""
     import ipaddress
 
-    from nic_model.switch_model import unroutable
+    from switch_model.pipeline import unroutable
 
     nets = [ipaddress.IPv6Network(p) for p in C.UNROUTABLE_PREFIXES.values()]
     want = {(int(n.network_address), int(n.netmask)) for n in nets}

@@ -13,10 +13,12 @@ from control_plane.pipelines import REPO
 # package -> project packages it may import
 ALLOWED = {
     "mrc_wire": set(),
+    "sim_core": set(),
     "control_plane": {"mrc_wire"},
-    "nic_model": {"mrc_wire"},
-    "fabric_sim": {"mrc_wire", "control_plane", "nic_model", "testbed"},  # testbed: the BMv2 fabric
-    "testbed": {"mrc_wire", "control_plane", "nic_model"},
+    "switch_model": {"mrc_wire"},
+    "nic_model": {"mrc_wire", "sim_core"},
+    "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "testbed"},  # testbed: the BMv2 fabric
+    "testbed": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model"},
 }
 
 

@@ -7,7 +7,7 @@ from scapy.layers.l2 import Ether
 from control_plane import addressing as A
 from control_plane import switch_plan as S
 from control_plane import topology
-from nic_model.switch_model import SwitchModel
+from switch_model.pipeline import SwitchModel
 
 TOPO = topology.parse({"planes": 2, "t0_per_plane": 3, "t1_per_plane": 2, "hosts_per_t0": 2})
 

@@ -15,7 +15,7 @@ from control_plane.counters import read_total
 from fabric_sim.on_bmv2 import Bmv2Fabric
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState
-from nic_model.realtime import RealClock
+from sim_core.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr

@@ -11,7 +11,7 @@ from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from nic_model import headers as H
+from ptf_tests.lib import headers as H
 from nic_model.ev import EvProfile
 from ptf_tests.lib.fabric import TOPO
 

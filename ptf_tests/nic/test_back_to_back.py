@@ -17,8 +17,8 @@ from testbed.targets import NicBmv2Target
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState, ev_plane
 from nic_model.nic_pipeline import NicModel
-from nic_model.realtime import RealClock
-from nic_model.sim import Sim
+from sim_core.realtime import RealClock
+from sim_core.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from testbed.links import Link, host_poller, sock

@@ -7,7 +7,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from control_plane import nic_plan as N
-from nic_model import headers as H
+from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import ME, NIC, PEER, PROFILE, from_fabric, host_control, host_data
 

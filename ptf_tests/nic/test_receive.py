@@ -5,7 +5,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from control_plane import nic_plan as N
-from nic_model import headers as H
+from ptf_tests.lib import headers as H
 from ptf_tests.lib.nic_fabric import (
     D, HOST_MAC, ME, NIC_MAC, PEER, PEER_QPN, PROFILE, SAME_ROW_PEER, carrier, encapsulated, from_fabric, host_data,
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim import dcqcn
-from fabric_sim.dcqcn import Dcqcn
+from fabric_sim.transports import dcqcn
+from fabric_sim.transports.dcqcn import Dcqcn
 from fabric_sim.run import run
 from mrc_wire.constants import ev_spine
 from tests.sim.helpers import make

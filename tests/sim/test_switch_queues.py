@@ -9,7 +9,7 @@ import pytest
 
 from fabric_sim.fabric import SwitchNode
 from mrc_wire import ids
-from nic_model.switch_model import SwitchModel
+from switch_model.pipeline import SwitchModel
 from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, frame, sid_t1
 
 

@@ -1,7 +1,7 @@
 """The RoCE baseline endpoint, configured as the MRC paper's RoCE runs
 (section 5.2.7): RC semantics on one ECMP-hashed path per QP (the
 `single_path` profile: the NIC sends every packet of a QP on its one EV),
-go-back-N, DCQCN rate control (fabric_sim/dcqcn.py), QP scaling by the
+go-back-N, DCQCN rate control (fabric_sim/transports/dcqcn.py), QP scaling by the
 workload's striping of each message over several QPs.
 
 - Sender: packets leave in PSN order, each QP paced at its DCQCN rate and
@@ -34,10 +34,10 @@ from mrc_wire.constants import (
     DSCP_DEFAULTS, ECN_CE, ECT0, ETH_LEN, IPV6_LEN, NACK_PSN_SEQUENCE, OP_ACK, OP_NACK, OP_WRITE_FIRST, OP_WRITE_LAST,
     OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
 )
-from fabric_sim.dcqcn import CNP_INTERVAL_US, Dcqcn
+from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
 from nic_model.ev import EvProfile
 from nic_model.qp import Segment, Stats, psn_add, psn_diff
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 ACK_EVERY = 8
 MAX_OUTSTANDING = 1024

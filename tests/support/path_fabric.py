@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from mrc_wire import packet as W
 from mrc_wire.constants import DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
 from nic_model.endpoint import Endpoint
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The discrete-event clock (µs) of the endpoint, the path fabric and the
 timed fabric (`fabric_sim`). Events are (time, sequence, function, args):
 equal times run in the order they were scheduled, so a run is
-deterministic. `RealClock` (nic_model.realtime) is the same scheduler on
+deterministic. `RealClock` (sim_core.realtime) is the same scheduler on
 the wall clock, for BMv2."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The event scheduler of nic_model.sim on the wall clock (µs), so the
+"""The event scheduler of sim_core.sim on the wall clock (µs), so the
 endpoint model can drive real NIC pipelines: timers run on time, and
 `poll(seconds)` receives packets."""
 
@@ -8,7 +8,7 @@ import heapq
 import time
 from typing import Callable
 
-from nic_model.sim import Sim
+from sim_core.sim import Sim
 
 
 class RealClock(Sim):

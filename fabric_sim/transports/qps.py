@@ -8,7 +8,7 @@ that hold them.
   After a fault, routing reconverges `reconvergence_us` later: every QP
   whose path crosses a dead cable is rehashed over the paths still alive.
 - `roce`: the same ECMP-hashed path per QP and the same reconvergence, with
-  the RoCE endpoint (fabric_sim/roce.py) on every NIC.
+  the RoCE endpoint (fabric_sim/transports/roce.py) on every NIC.
 
 A flow of the `flows` workload may pin its MRC QPs to given spines of one
 plane (the paper's Fig. 14 forces two flows onto one EV).
