@@ -2,13 +2,14 @@
 reference model with its planned tables, every NIC the NIC reference model
 with its planned tables and an MRC endpoint on its host port, and every
 cable two Egress objects (fabric_sim.links). Frames are raw bytes from end
-to end; the host-to-NIC hop is PCIe, not simulated."""
+to end; the host-to-NIC hop is PCIe, not simulated: the endpoint hands the
+NIC model its packet, and takes back what the NIC model parsed."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Protocol
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
@@ -18,12 +19,9 @@ from mrc_wire import ids
 from mrc_wire import packet as W
 from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
 from mrc_wire.ids import DeviceId
-from nic_model.endpoint import Endpoint
-from nic_model.nic_pipeline import NicModel
+from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel
-
-HOST_ETH = bytes(12) + b"\x86\xdd"  # host <-> NIC: no link, any MACs
 
 
 @dataclass(frozen=True)
@@ -44,13 +42,22 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
     return 8 * c.prop_us + (data + ack) * per_byte
 
 
+class Host(Protocol):
+    """What a NIC's host runs (the MRC or the RoCE endpoint): it takes the
+    packets its NIC parsed for it."""
+
+    def deliver(self, pkt: W.Mrc) -> None: ...
+
+
 class SwitchNode:
     __slots__ = ("dev", "model", "egress", "unrouted", "_process")
 
-    def __init__(self, dev: DeviceId, model: SwitchModel):
-        self.dev, self.model, self.egress, self.unrouted = dev, model, {}, 0
-        self._process = model.process
-        model.qdepth = LiveDepth(self.egress)  # type: ignore[assignment]
+    def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
+        self.dev, self.egress, self.unrouted = dev, {}, 0
+        self.egress: dict[int, Egress]
+        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
+        self.model.install(state.entries())
+        self._process = self.model.process
 
     def rx(self, in_port: int, frame: bytes) -> None:
         out = self._process(in_port, frame)
@@ -63,11 +70,12 @@ class SwitchNode:
 
 
 class NicNode:
-    __slots__ = ("n", "model", "egress", "endpoint", "high_dscp", "slot_base", "ev_loss", "rng")
+    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng")
 
-    def __init__(self, n: int, model: NicModel, high_dscp: frozenset[int], rng: random.Random | None = None):
-        self.n, self.model, self.egress, self.high_dscp = n, model, {}, high_dscp
-        self.endpoint: Endpoint | None = None
+    def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
+        self.n, self.model, self.egress = n, model, {}
+        self.egress: dict[int, Egress]
+        self.endpoint: Host | None = None
         self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
         # (peer QP, EV) -> share of what this NIC sends there that it drops:
         # the paper's per-EV error injection (an `ev_loss` event)
@@ -77,28 +85,27 @@ class NicNode:
     def rx(self, in_port: int, frame: bytes) -> None:
         for o in self.model.process(in_port, frame):
             if o.port == HOST_PORT:
-                if self.endpoint is not None:
-                    self.endpoint.receive(o.frame[ETH_LEN:])
+                if self.endpoint is not None and o.pkt is not None:
+                    self.endpoint.deliver(o.pkt)
             else:
-                self._out(o.port, o.frame)
+                self._out(o)
 
     def tx(self, raw: bytes) -> None:
         """The endpoint hands the NIC a packet (host port)."""
-        for o in self.model.process(HOST_PORT, HOST_ETH + raw):
-            self._out(o.port, o.frame)
+        for o in self.model.transmit(raw):
+            self._out(o)
 
-    def _out(self, port: int, frame: bytes) -> None:
-        eg = self.egress.get(port)
+    def _out(self, o: Output) -> None:
+        eg = self.egress.get(o.port)
         if eg is not None:
             if self.ev_loss:
-                inner = frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
+                inner = o.frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
                 key = (W.dqpn_of(inner), W.ev_of(inner))
                 rate = self.ev_loss.get(key)
                 if rate and self.rng.random() < rate:
-                    eg._drop("ev_loss")
+                    eg.count_drop("ev_loss")
                     return
-            dscp = ((frame[14] & 0xF) << 2) | (frame[15] >> 6)
-            eg.send(frame, dscp in self.high_dscp)
+            eg.send(o.frame, o.high_priority)
 
     def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
         """The endpoint's EV decisions written into the NIC's slot table."""
@@ -107,11 +114,12 @@ class NicNode:
 
 
 class Fabric:
-    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0):
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False):
+        """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
+        baseline's network; switch_model.pipeline.SwitchModel)."""
         self.topo, self.cfg, self.sim = topo, links, sim
         self.rng = random.Random(seed)
-        d = topo.dscp
-        self.high_dscp = frozenset((d["control"], d["trimmed"], d["trimmed_lasthop"]))
+        self.mark_last_hop = mark_last_hop
         self.switches: dict[DeviceId, SwitchNode] = {}
         self.nics: list[NicNode] = []
         # frozenset of the two device ids -> (egress a->b, egress b->a)
@@ -129,7 +137,7 @@ class Fabric:
             for j in range(t.t1_per_plane):
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
         for n in range(t.nics):
-            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp, self.rng))
+            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.rng))
         for a, pa, b, pb, plane in t.cables():
             na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
             nic = a.kind == "nic"
@@ -137,9 +145,7 @@ class Fabric:
                         self.cfg.nic_gbps if nic else self.cfg.fabric_gbps, "nic" if nic else "fabric")
 
     def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
-        model = SwitchModel(str(dev))
-        model.install(state.entries())
-        self.switches[dev] = SwitchNode(dev, model)
+        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop)
 
     def _cable(self, a: DeviceId, na, pa: int, b: DeviceId, nb, pb: int, plane: int, gbps: float, kind: str) -> None:
         c = self.cfg

@@ -12,27 +12,24 @@ schedule is pushed back by its serialization time. Data packets already
 scheduled keep their times, so the link can run briefly over its rate by
 the high-priority bytes it carries; the bytes are all accounted for.
 
-`ce_at` (packets, 0: off) marks CE on ECT data that finds the data queue
-that deep: the RoCE baseline's network marks ECN on the last hop too
-(DCQCN needs it there), which the MRC switch, trimming there, never does.
+Marking and trimming are the switch's (switch_model), which reads the data
+queue's depth through `LiveDepth`; a link only queues, carries and drops.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from typing import Any, Callable
 
-_push = heapq.heappush
+from sim_core.sim import Sim
 
 
 class Egress:
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "_q", "_seq",
-                 "ce_at", "ce_marks")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "_call_at")
 
-    def __init__(self, sim: Any, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
                  plane: int = 0, kind: str = ""):
         self.name = name
@@ -57,8 +54,7 @@ class Egress:
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self.ce_at, self.ce_marks = 0, 0
-        self._q, self._seq = sim._queue, sim._seq  # the event heap, pushed to directly (hot path)
+        self._call_at = sim.call_at
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -71,13 +67,15 @@ class Egress:
             d.popleft()
         return len(d)
 
-    def _drop(self, reason: str) -> None:
+    def count_drop(self, reason: str) -> None:
+        """Count a frame lost here (queue full, link down, loss on the wire)
+        or dropped by the sender on its way onto this link (a fault)."""
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
     def send(self, frame: bytes, high: bool) -> None:
         """Queue `frame`; schedule its arrival at the far end, or drop it."""
         if not self.up:
-            self._drop("link_down")
+            self.count_drop("link_down")
             return
         now = self.sim.now
         size = len(frame)
@@ -88,7 +86,7 @@ class Egress:
             while d and d[0] <= now:
                 d.popleft()
             if len(d) >= self.high_cap:
-                self._drop("queue_full")
+                self.count_drop("queue_full")
                 return
             depart = (self.hi_free_at if self.hi_free_at > now else now) + ser
             self.hi_free_at = depart
@@ -98,23 +96,20 @@ class Egress:
             while d and d[0] <= now:
                 d.popleft()
             if len(d) >= self.data_cap:
-                self._drop("queue_full")
+                self.count_drop("queue_full")
                 return
-            if self.ce_at and len(d) >= self.ce_at and frame[15] & 0x30:  # outer ECN: ECT -> CE
-                frame = frame[:15] + bytes((frame[15] | 0x30,)) + frame[16:]
-                self.ce_marks += 1
             depart = self.free_at = free + ser
         d.append(depart)
         self.tx_pkts += 1
         self.tx_bytes += size
         if self.loss and self.rng.random() < self.loss:
-            self._drop("random_loss")  # lost on the wire, after using it
+            self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        _push(self._q, (depart + self.prop + self.extra, next(self._seq), self._arrive, (self.epoch, frame)))
+        self._call_at(depart + self.prop + self.extra, self.arrive, self.epoch, frame)
 
-    def _arrive(self, epoch: int, frame: bytes) -> None:
+    def arrive(self, epoch: int, frame: bytes) -> None:
         if epoch != self.epoch:
-            self._drop("link_down")  # the link went down while it was on it
+            self.count_drop("link_down")  # the link went down while it was on it
             return
         self.deliver(self.peer_port, frame)
 
@@ -128,18 +123,14 @@ class Egress:
 
 
 class LiveDepth:
-    """The switch model's `qdepth` mapping, read from the real queues."""
+    """A switch model's depth source: the data-queue depth of each of its
+    egress ports, read from the live queues (0 for a port with no cable)."""
 
     __slots__ = ("egress",)
 
     def __init__(self, egress: dict[int, Egress]):
         self.egress = egress
 
-    def get(self, port: int, default: int = 0) -> int:
+    def __call__(self, port: int) -> int:
         e = self.egress.get(port)
-        if e is None:
-            return default
-        d, now = e.departures, e.sim.now
-        while d and d[0] <= now:
-            d.popleft()
-        return len(d)
+        return 0 if e is None else e.depth()

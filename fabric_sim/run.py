@@ -70,7 +70,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     sim = Sim()
-    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed)
+    # DCQCN's network marks ECN at the last hop too: the RoCE baseline's switches do.
+    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed, mark_last_hop=t.kind == "roce")
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
@@ -82,10 +83,6 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
-    if t.kind == "roce":  # DCQCN's network marks ECN at the last hop too
-        for n in range(topo.nics):
-            for e in fab.into_nic(n):
-                e.ce_at = topo.congestion.ecn_threshold
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
             node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,

@@ -78,6 +78,15 @@ class Mrc:
         self.ackreq = apsn >> 31
         self.psn = apsn & 0xFFFFFF
 
+    def marked_ce(self) -> "Mrc":
+        """This packet with CE in its ECN field (a NIC's RFC 6040 copy of
+        the outer CE), without parsing it again."""
+        out = Mrc.__new__(Mrc)
+        out.raw = self.raw[:1] + bytes((self.raw[1] | 0x30,)) + self.raw[2:]
+        out.tc, out.fl, out.sport, out.opcode = self.tc | 3, self.fl, self.sport, self.opcode
+        out.dqpn, out.ackreq, out.psn = self.dqpn, self.ackreq, self.psn
+        return out
+
     # ---- IPv6 -----------------------------------------------------------
     @property
     def dscp(self) -> int:

@@ -205,9 +205,13 @@ class Endpoint(LossRecovery, PathState):
 
     # ---- receive --------------------------------------------------------------
     def receive(self, raw: bytes) -> None:
+        """A packet from the NIC, as bytes (its IPv6 header on)."""
         pkt = W.parse(raw)
-        if pkt is None:
-            return
+        if pkt is not None:
+            self.deliver(pkt)
+
+    def deliver(self, pkt: W.Mrc) -> None:
+        """A packet from the NIC, already parsed by it."""
         qp = self.qps.get(pkt.dqpn)
         if qp is None:
             return

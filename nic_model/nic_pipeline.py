@@ -23,6 +23,12 @@ from mrc_wire.usid import carrier_int, path_sids
 class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     port: int
     frame: bytes
+    # The queue the frame is handed to: control and trimmed-class DSCPs go
+    # to the high-priority queue, as at the switch.
+    high_priority: bool = False
+    # To the host: the packet as parsed by this pipeline (after the CE copy),
+    # so a host model need not parse it again.
+    pkt: W.Mrc | None = None
 
 
 CONTROL_OPCODES = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
@@ -89,12 +95,13 @@ class NicModel:
             return self._drop("malformed")
         ipv6 = frame[12:14] == b"\x86\xdd"
         if in_port == HOST_PORT:
-            return self._transmit(frame) if ipv6 else self._drop("not_mrc")
+            return self.transmit(frame[14:]) if ipv6 else self._drop("not_mrc")
         return self._receive(frame) if ipv6 else self._drop("not_encap")
 
     # ---- host to fabric ----------------------------------------------
-    def _transmit(self, frame: bytes) -> list[Output]:
-        raw = frame[14:]
+    def transmit(self, raw: bytes) -> list[Output]:
+        """A packet from the host (its IPv6 header on: the host port's
+        Ethernet header carries nothing the pipeline reads but its type)."""
         if len(raw) < 40 or raw[0] >> 4 != 6 or W.cut_short(raw):
             return self._drop("malformed")
         m = W.parse(raw)
@@ -134,6 +141,10 @@ class NicModel:
         self.events["tx"] += 1
         return [out]
 
+    def _high(self, dscp: int) -> bool:
+        c = self.config
+        return dscp == c.dscp_control or dscp == c.dscp_trimmed or dscp == c.dscp_trimmed_lasthop
+
     def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int) -> Output | None:
         """Carrier to the inner destination over the EV's plane and spine."""
         dst = int.from_bytes(inner[24:40], "big")
@@ -161,31 +172,31 @@ class NicModel:
         plen = int.from_bytes(inner[4:6], "big") + 40
         tc = (dscp << 2) | ecn
         vtf = ((6 << 28) | (tc << 20) | fl).to_bytes(4, "big") + plen.to_bytes(2, "big")
-        return Output(plane.port, b"".join((tail[0], vtf, tail[1], inner)))
+        return Output(plane.port, b"".join((tail[0], vtf, tail[1], inner)), self._high(dscp))
 
     # ---- fabric to host ----------------------------------------------
     def _receive(self, frame: bytes) -> list[Output]:
-        outer, inner = frame[14:54], bytearray(frame[54:])
+        outer, inner = frame[14:54], frame[54:]
         if len(outer) < 40 or outer[0] >> 4 != 6:
             return self._drop("malformed")
         if outer[6] != 41:
             return self._drop("not_encap")
         if len(inner) < 40 or inner[0] >> 4 != 6 or W.cut_short(inner):
             return self._drop("malformed")
-        m = W.parse(bytes(inner))
+        m = W.parse(inner)
         if m is None or m.opcode not in EXT_LEN:
             return self._drop("bad_inner")
-        if int.from_bytes(inner[24:40], "big") != self.config.my_addr:
-            return self._drop("not_for_me")
         c = self.config
+        if int.from_bytes(inner[24:40], "big") != c.my_addr:
+            return self._drop("not_for_me")
         odscp, oecn = outer[1] >> 6 | (outer[0] & 0xF) << 2, outer[1] >> 4 & 3
-        if m.is_data and odscp in (c.dscp_trimmed, c.dscp_trimmed_lasthop):
-            return self._nack(frame[:14], bytes(inner), m, odscp)
+        if m.is_data and (odscp == c.dscp_trimmed or odscp == c.dscp_trimmed_lasthop):
+            return self._nack(frame[:14], inner, m, odscp)
         if oecn == ECN_CE and m.ecn:
-            inner[1] |= ECN_CE << 4  # RFC 6040: CE reaches an ECT inner header
+            m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
             self.events["ce_copy"] += 1
         self.events["rx"] += 1
-        return [Output(HOST_PORT, frame[:14] + bytes(inner))]
+        return [Output(HOST_PORT, frame[:14] + m.raw, False, m)]
 
     def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int) -> list[Output]:
         c = self.config
@@ -204,4 +215,5 @@ class NicModel:
         self.nacks[reason] += 1
         self.events["nack"] += 1
         self.events["notice"] += 1
-        return [Output(out.port, out.frame[:NACK_BYTES]), Output(HOST_PORT, bytes(notice))]
+        return [Output(out.port, out.frame[:NACK_BYTES], out.high_priority),
+                Output(HOST_PORT, bytes(notice), False, W.parse(bytes(notice[14:])))]

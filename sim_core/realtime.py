@@ -4,32 +4,36 @@ endpoint model can drive real NIC pipelines: timers run on time, and
 
 from __future__ import annotations
 
-import heapq
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from sim_core.sim import Sim
 
 
 class RealClock(Sim):
+    __slots__ = ("_t0", "_poll")
+
     def __init__(self, poll: Callable[[float], None]):
-        self._t0 = time.monotonic()
         super().__init__()
+        self._t0 = time.monotonic()
         self._poll = poll
 
-    @property  # type: ignore[override]
+    @property
     def now(self) -> float:
         return (time.monotonic() - self._t0) * 1e6
 
-    @now.setter
-    def now(self, value: float) -> None:
-        pass  # the wall clock is not set
+    def at(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
+        self.call_at(self.now + delay, fn, *args)
+
+    def call_at(self, when: float, fn: Callable[..., None], *args: Any) -> None:
+        self._now = self.now  # scheduling is relative to the wall clock
+        super().call_at(when, fn, *args)
 
     def run(self, until: float = float("inf"), stop: Callable[[], bool] | None = None) -> None:
         stop = stop or (lambda: False)
         while not stop() and self.now < until:
-            while self._queue and self._queue[0][0] <= self.now:
-                _, _, fn, args = heapq.heappop(self._queue)
+            for fn, args in self._due(self.now):
                 fn(*args)
-            wait = (self._queue[0][0] - self.now) / 1e6 if self._queue else 0.01
+            nxt = self.next_time()
+            wait = (nxt - self.now) / 1e6 if nxt is not None else 0.01
             self._poll(max(0.0, min(wait, 0.01)))

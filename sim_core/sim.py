@@ -2,7 +2,10 @@
 timed fabric (`fabric_sim`). Events are (time, sequence, function, args):
 equal times run in the order they were scheduled, so a run is
 deterministic. `RealClock` (sim_core.realtime) is the same scheduler on
-the wall clock, for BMv2."""
+the wall clock, for BMv2.
+
+The public surface is SimPy's: a read-only `now`, and scheduling (`at`,
+`call_at`); nothing outside this package touches the heap."""
 
 from __future__ import annotations
 
@@ -10,21 +13,32 @@ import heapq
 import itertools
 from typing import Any, Callable
 
+_push = heapq.heappush
+
+Event = tuple[float, int, Callable[..., None], tuple[Any, ...]]
+
 
 class Sim:
+    __slots__ = ("_now", "_queue", "_next", "events")
+
     def __init__(self) -> None:
-        self.now = 0.0
-        self._queue: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
-        self._seq = itertools.count()
+        self._now = 0.0
+        self._queue: list[Event] = []
+        self._next = itertools.count().__next__
         self.events = 0  # events run so far
+
+    @property
+    def now(self) -> float:
+        """The simulated time, µs; it moves only as events run."""
+        return self._now
 
     def at(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
         """Run fn(*args) `delay` µs from now."""
-        heapq.heappush(self._queue, (self.now + delay, next(self._seq), fn, args))
+        _push(self._queue, (self._now + delay, self._next(), fn, args))
 
     def call_at(self, when: float, fn: Callable[..., None], *args: Any) -> None:
         """Run fn(*args) at absolute time `when` (not before now)."""
-        heapq.heappush(self._queue, (max(when, self.now), next(self._seq), fn, args))
+        _push(self._queue, (when if when > self._now else self._now, self._next(), fn, args))
 
     def pending(self) -> int:
         return len(self._queue)
@@ -35,7 +49,7 @@ class Sim:
         if stop is None:  # the timed fabric's loop: no call per event to ask
             while q and q[0][0] <= until:
                 t, _, fn, args = pop(q)
-                self.now = t
+                self._now = t
                 fn(*args)
                 n += 1
         else:
@@ -43,7 +57,20 @@ class Sim:
                 if q[0][0] > until:
                     break
                 t, _, fn, args = pop(q)
-                self.now = t
+                self._now = t
                 fn(*args)
                 n += 1
         self.events += n
+
+    def _due(self, now: float) -> list[tuple[Callable[..., None], tuple[Any, ...]]]:
+        """Pop every event due by `now` (the wall clock's loop, in this package)."""
+        out = []
+        q = self._queue
+        while q and q[0][0] <= now:
+            _, _, fn, args = heapq.heappop(q)
+            out.append((fn, args))
+        return out
+
+    def next_time(self) -> float | None:
+        """When the next event is due, or None."""
+        return self._queue[0][0] if self._queue else None

@@ -3,30 +3,39 @@
 It is the embedded default target where BMv2 is absent and a second oracle
 for the P4 program. It holds the same table contents the controller plans
 (mrc_wire.entries, planned by control_plane.switch_plan) and works on raw
-frames. In the timed fabric (`fabric_sim`) `qdepth` is the live depth of
-each egress port's data queue.
+frames.
+
+The stages follow p4src/switch/: sanity (sanity.p4), the uSID shift
+(usid.p4), routing and the neighbour rewrite (routing.p4, forward.p4), then
+congestion (congestion.p4: ECN and trimming from the egress queue's depth).
+The first four depend only on the frame's source and destination addresses
+and the tables, so their outcome is cached per address (`Decision`), as a
+megaflow cache would: the first packet to an address runs them, later ones
+replay the result; the queue depth, hop limit and length are read per
+packet. `cache=False` runs every stage for every packet (the fuzz tests
+hold the two equal). The depth source is given at construction: the timed
+fabric's live queues, or a settable table (`set_qdepth`) for tests and the
+PTF model target.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from mrc_wire import entries as S
 from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, IPV6_LEN
-from mrc_wire.constants import SWITCH_DROPS as DROP_REASONS, SWITCH_EVENTS as EVENTS  # noqa: F401 (re-exported)
 from mrc_wire.usid import ARG_MASK, shift
-
 
 _UNSPECIFIED = bytes(16)
 _LOOPBACK = bytes(15) + b"\x01"
+_HDRS = ETH_LEN + IPV6_LEN
 
 
 def unroutable(addr: bytes) -> bool:
     """In one of mrc_wire's UNROUTABLE_PREFIXES: unspecified, loopback,
     link-local (fe80::/10), multicast (ff00::/8). Byte tests, not prefix
-    arithmetic: it runs twice per hop in the timed fabric (0.11 µs against
-    0.26 µs); tests/test_p4_build.py holds it to the prefixes."""
+    arithmetic; tests/test_p4_build.py holds it to the prefixes."""
     return addr[0] == 0xFF or (addr[0] == 0xFE and addr[1] & 0xC0 == 0x80) or addr in (_UNSPECIFIED, _LOOPBACK)
 
 
@@ -36,17 +45,53 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     high_priority: bool
 
 
-class SwitchModel:
-    """One switch: install plan entries, then `process` frames."""
+class Decision(NamedTuple):
+    """What the address-only stages decided for one destination: a drop
+    reason of the stage that drops (sanity before the length check,
+    routing after it), or the egress port, the shifted destination and the
+    neighbour's rewritten Ethernet header."""
 
-    def __init__(self, name: str = "switch"):
+    sanity_drop: str | None
+    route_drop: str | None
+    port: int
+    dst: bytes
+    neighbour: S.PortNeighbour | None
+    eth: bytes
+
+
+class QueueDepths:
+    """A settable depth per port: the depth source where no queue is
+    simulated (tests, the PTF model target)."""
+
+    __slots__ = ("depths",)
+
+    def __init__(self) -> None:
+        self.depths: dict[int, int] = {}
+
+    def __call__(self, port: int) -> int:
+        return self.depths.get(port, 0)
+
+
+class SwitchModel:
+    """One switch: install plan entries, then `process` frames.
+
+    `depth(port)` gives the data-queue depth (packets) the congestion stage
+    reads; `mark_last_hop` also marks ECN toward hosts, which the P4 switch
+    never does (it trims there): the RoCE baseline's switches, whose DCQCN
+    needs the last hop's marks."""
+
+    def __init__(self, name: str = "switch", depth: Callable[[int], int] | None = None, *,
+                 mark_last_hop: bool = False, cache: bool = True):
         self.name = name
         self.my_locators: set[int] = set()
         self.routes: dict[int, int] = {}
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
         self.congestion = S.CongestionConfig(64, 128, 256, 16, 18)
-        self.qdepth: dict[int, int] = {}
+        self._static = QueueDepths() if depth is None else None
+        self.depth: Callable[[int], int] = depth if depth is not None else self._static  # type: ignore[assignment]
+        self.mark_last_hop = mark_last_hop
+        self.cache = cache
         self.port_rx: Counter[int] = Counter()
         self.port_tx: Counter[int] = Counter()
         self.port_drop: Counter[int] = Counter()
@@ -54,7 +99,8 @@ class SwitchModel:
         self.port_tx_bytes: Counter[int] = Counter()
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
-        self._eth: dict[int, bytes] = {}  # egress port -> rewritten Ethernet header
+        self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
+        self._sources: dict[bytes, bool] = {}  # source address -> unroutable
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -64,13 +110,13 @@ class SwitchModel:
                 self.routes[e.locator] = e.port
             elif isinstance(e, S.PortNeighbour):
                 self.neighbours[e.port] = e
-                self._eth.pop(e.port, None)
             elif isinstance(e, S.DscpClass):
                 self.dscp_class[e.dscp] = e.cls
             elif isinstance(e, S.CongestionConfig):
                 self.congestion = e
             else:
                 raise TypeError(f"not a switch table entry: {e!r}")
+        self._decisions.clear()  # decided from the tables: decide again
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
@@ -81,69 +127,104 @@ class SwitchModel:
                 self.routes.pop(e.locator, None)
             elif isinstance(e, S.PortNeighbour):
                 self.neighbours.pop(e.port, None)
-                self._eth.pop(e.port, None)
             elif isinstance(e, S.DscpClass):
                 self.dscp_class.pop(e.dscp, None)
             else:
                 raise TypeError(f"not a deletable switch table entry: {e!r}")
+        self._decisions.clear()
 
     def set_qdepth(self, port: int, depth: int) -> None:
-        """The data-queue depth (packets) the next decision on `port` sees."""
-        self.qdepth[port] = depth
+        """The data-queue depth (packets) the next decision on `port` sees
+        (only where no depth source was given)."""
+        if self._static is None:
+            raise RuntimeError(f"{self.name}: queue depths come from the live queues here")
+        self._static.depths[port] = depth
 
     def _drop(self, in_port: int, reason: str) -> None:
         self.drops[reason] += 1
         self.port_drop[in_port] += 1
 
+    # ---- the address-only stages (sanity, usid, routing, forward) ----------
+    def decide(self, dst: bytes) -> Decision:
+        """Run the stages that depend only on the destination and the tables."""
+        if unroutable(dst):
+            return Decision("bad_destination", None, 0, dst, None, b"")
+        da = int.from_bytes(dst, "big")
+        if da >> 80 in self.my_locators:
+            if da & ARG_MASK == 0:
+                return Decision(None, "for_me", 0, dst, None, b"")
+            da = shift(da)
+        port = self.routes.get(da >> 80)
+        if port is None:
+            return Decision(None, "no_route", 0, dst, None, b"")
+        nb = self.neighbours.get(port)
+        eth = b"" if nb is None else nb.dst_mac.to_bytes(6, "big") + nb.src_mac.to_bytes(6, "big") + b"\x86\xdd"
+        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth)
+
+    def _decision(self, dst: bytes) -> Decision:
+        if not self.cache:
+            return self.decide(dst)
+        d = self._decisions.get(dst)
+        if d is None:
+            d = self._decisions[dst] = self.decide(dst)
+        return d
+
+    def _bad_source(self, src: bytes) -> bool:
+        bad = self._sources.get(src)
+        if bad is None:
+            bad = unroutable(src)
+            if self.cache:
+                self._sources[src] = bad
+        return bad
+
+    # ---- one frame -----------------------------------------------------------
     def process(self, in_port: int, frame: bytes) -> Output | None:
         """One frame through the pipeline. Only the 54 bytes of Ethernet and
         IPv6 header are rebuilt; the payload is copied once, when appended."""
+        size = len(frame)
         self.port_rx[in_port] += 1
-        self.port_rx_bytes[in_port] += len(frame)
-        if len(frame) < ETH_LEN:
+        self.port_rx_bytes[in_port] += size
+        if size < ETH_LEN:
             self._drop(in_port, "malformed")
             return None
         if frame[12] != 0x86 or frame[13] != 0xDD:
             self._drop(in_port, "not_ipv6")
             return None
-        if len(frame) < ETH_LEN + IPV6_LEN or frame[14] >> 4 != 6:
+        if size < _HDRS or frame[14] >> 4 != 6:
             self._drop(in_port, "malformed")
             return None
-        if unroutable(frame[22:38]):
+        if self._bad_source(frame[22:38]):
             self._drop(in_port, "bad_source")
             return None
-        if unroutable(frame[38:54]):
-            self._drop(in_port, "bad_destination")
+        d = self._decision(frame[38:54])
+        if d.sanity_drop is not None:
+            self._drop(in_port, d.sanity_drop)
             return None
-        if ETH_LEN + IPV6_LEN + ((frame[18] << 8) | frame[19]) > len(frame):
+        if _HDRS + ((frame[18] << 8) | frame[19]) > size:
             self._drop(in_port, "bad_length")
             return None
-
-        da = int.from_bytes(frame[38:54], "big")
-        if da >> 80 in self.my_locators:
-            if da & ARG_MASK == 0:
-                self._drop(in_port, "for_me")
-                return None
-            da = shift(da)
-
-        port = self.routes.get(da >> 80)
-        if port is None:
-            self._drop(in_port, "no_route")
+        if d.route_drop is not None:
+            self._drop(in_port, d.route_drop)
             return None
         hlim = frame[21]
         if hlim <= 1:
             self._drop(in_port, "hop_limit")
             return None
-        nb = self.neighbours.get(port)
+        nb = d.neighbour
         if nb is None:
             self._drop(in_port, "no_neighbour")
             return None
+        return self._congestion(in_port, frame, d, nb, hlim)
 
+    def _congestion(self, in_port: int, frame: bytes, d: Decision, nb: S.PortNeighbour, hlim: int) -> Output | None:
+        """congestion.p4: ECN marking and trimming from the egress queue's
+        depth, the priority queue for the priority class and trimmed stubs."""
         c = self.congestion
-        depth = self.qdepth.get(port, 0)
+        port = d.port
+        depth = self.depth(port)
         tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
         dscp, ecn = tc >> 2, tc & 3
-        if ecn != 0 and not nb.host_facing and depth >= c.ecn_threshold:
+        if ecn != 0 and depth >= c.ecn_threshold and (not nb.host_facing or self.mark_last_hop):
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
         cls = self.dscp_class.get(dscp, CLASS_NORMAL)
@@ -159,17 +240,10 @@ class SwitchModel:
             self.events["trimmed"] += 1
             if end > c.trim_bytes:
                 end = c.trim_bytes
-                plen = (c.trim_bytes - ETH_LEN - IPV6_LEN).to_bytes(2, "big")
+                plen = (c.trim_bytes - _HDRS).to_bytes(2, "big")
         tc = (dscp << 2) | ecn
-        head = self._eth.get(port) or self._eth_of(nb)
-        out = b"".join((head, bytes(((6 << 4) | (tc >> 4), ((tc & 0x0F) << 4) | (frame[15] & 0x0F))), frame[16:18],
-                        plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], da.to_bytes(16, "big"),
-                        frame[ETH_LEN + IPV6_LEN:end]))
+        out = b"".join((d.eth, bytes(((6 << 4) | (tc >> 4), ((tc & 0x0F) << 4) | (frame[15] & 0x0F))), frame[16:18],
+                        plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], d.dst, frame[_HDRS:end]))
         self.port_tx[port] += 1
         self.port_tx_bytes[port] += len(out)
         return Output(port, out, high)
-
-    def _eth_of(self, nb: S.PortNeighbour) -> bytes:
-        head = nb.dst_mac.to_bytes(6, "big") + nb.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-        self._eth[nb.port] = head
-        return head

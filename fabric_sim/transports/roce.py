@@ -206,8 +206,14 @@ class RoceEndpoint:
 
     # ---- receive -------------------------------------------------------
     def receive(self, raw: bytes) -> None:
+        """A packet from the NIC, as bytes (its IPv6 header on)."""
         pkt = W.parse(raw)
-        qp = self.qps.get(pkt.dqpn) if pkt is not None else None
+        if pkt is not None:
+            self.deliver(pkt)
+
+    def deliver(self, pkt: W.Mrc) -> None:
+        """A packet from the NIC, already parsed by it."""
+        qp = self.qps.get(pkt.dqpn)
         if qp is None:
             return
         if pkt.is_data:

@@ -2,14 +2,10 @@
 egress port's high-priority queue and data to its data queue (DESIGN.md
 section 7), on the depth of the data queue."""
 
-from collections import deque
-from types import SimpleNamespace
-
 import pytest
 
 from fabric_sim.fabric import SwitchNode
 from mrc_wire import ids
-from switch_model.pipeline import SwitchModel
 from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, frame, sid_t1
 
 
@@ -18,18 +14,18 @@ class Port:
     `depth` packets deep (departures still in the future)."""
 
     def __init__(self, depth: int):
-        self.sim = SimpleNamespace(now=0.0)
-        self.departures = deque([1.0] * depth)
+        self._depth = depth
         self.sent: list[tuple[int, bool]] = []
+
+    def depth(self) -> int:
+        return self._depth
 
     def send(self, frame: bytes, high: bool) -> None:
         self.sent.append((len(frame), high))
 
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
-    model = SwitchModel(T0.name)
-    model.install(T0.entries())
-    node = SwitchNode(ids.t0(0, 0), model)
+    node = SwitchNode(ids.t0(0, 0), T0, mark_last_hop=False)
     port = node.egress[UPLINKS[0]] = Port(depth)
     return node, port
 
