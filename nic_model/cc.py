@@ -15,11 +15,13 @@ class CcState:
     target_delay: float = 40.0  # µs
     last_decrease: float = -1e9
 
-    def on_ack(self, now: float, rtt: float | None, congested: bool) -> None:
+    def on_ack(self, now: float, rtt: float | None, congested: bool, acked: int = 1) -> None:
+        """One ACK (or NACK: congested) that newly acknowledged `acked`
+        packets (a coalesced ACK covers several)."""
         if congested or (rtt is not None and rtt > self.target_delay):
             if now - self.last_decrease >= (rtt or self.target_delay):
                 factor = 0.7 if congested else max(0.5, self.target_delay / rtt)  # type: ignore[operator]
                 self.cwnd = max(self.min_cwnd, self.cwnd * factor)
                 self.last_decrease = now
         else:
-            self.cwnd = min(self.max_cwnd, self.cwnd + 1.0 / self.cwnd)
+            self.cwnd = min(self.max_cwnd, self.cwnd + acked / self.cwnd)

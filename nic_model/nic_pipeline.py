@@ -35,8 +35,15 @@ CONTROL_OPCODES = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
 
 
 class NicModel:
-    def __init__(self, name: str = "nic"):
+    """One NIC: install plan entries, then `process` frames (or `transmit`
+    the host's packets). The outer headers of an (EV, destination) depend
+    only on the tables and are built once and replayed (`cache`), as a
+    megaflow cache would; `cache=False` builds them for every packet (the
+    fuzz tests hold the two equal)."""
+
+    def __init__(self, name: str = "nic", *, cache: bool = True):
         self.name = name
+        self.cache = cache
         self.config = N.NicConfig(0, 0, 0, 46, 16, 18)
         self.rows: dict[int, N.DestRow] = {}
         self.planes: dict[int, N.PlanePort] = {}
@@ -166,8 +173,9 @@ class NicModel:
             # same_row is the template's own word (the P4 reads it from dest_row).
             carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
             eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-            tail = self._outer[key] = (eth, bytes([41, 64]) + plane.src_addr.to_bytes(16, "big")
-                                       + carrier.to_bytes(16, "big"))
+            tail = (eth, bytes([41, 64]) + plane.src_addr.to_bytes(16, "big") + carrier.to_bytes(16, "big"))
+            if self.cache:
+                self._outer[key] = tail
         fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
         plen = int.from_bytes(inner[4:6], "big") + 40
         tc = (dscp << 2) | ecn

@@ -109,6 +109,7 @@ class QueuePair:
     reverse: dict = field(default_factory=dict)
     reverse_fresh: dict = field(default_factory=dict)  # plane -> time last confirmed
     rx_bytes: int = 0
+    unacked_bytes: int = 0  # in-order payload since the last ACK sent (coalescing)
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
     probe_sent: dict = field(default_factory=dict)  # probe id -> (EV, time, kind)

@@ -182,15 +182,3 @@ def test_probe_replies_measure_rtt():
     assert before is not None and p.qa.srtt == 2 * p.fab.latency  # one probe, there and back
 
 
-def test_ack_coalescing_asks_for_every_nth_ack_and_the_last():
-    p = Pair(ack_every=4)
-    msg = data(32 * 1024, seed=8)  # 32 packets: PSNs 0..31
-    p.a.send_message(1, msg)
-    p.run()
-    assert p.got == [msg]
-    # PSNs 0, 4, ..., 28 ask for an ACK, and 31 (the last); nothing was resent.
-    assert p.a.stats.retransmits == 0 and p.b.stats.acks_sent == 9
-    p1 = Pair()
-    p1.a.send_message(1, msg)
-    p1.run()
-    assert p1.got == [msg] and p1.b.stats.acks_sent == 32

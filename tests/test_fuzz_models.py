@@ -5,7 +5,7 @@ the frame it got with only the header fields DESIGN.md lets it change."""
 
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
-from ptf_tests.lib import fuzz, nic_fabric
+from ptf_tests.lib import cache_check, fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
 
 COUNT = 3000
@@ -61,3 +61,13 @@ def test_nic_model_counts_a_header_cut_short_as_malformed_like_the_p4_parser():
             m = NicModel(nic_fabric.NIC.name)
             m.install(nic_fabric.NIC.entries())
             assert m.process(port, whole[:cut]) == [] and m.drops == {"malformed": 1}, (port, cut, m.drops)
+
+
+def test_the_switch_decision_cache_changes_nothing():
+    """Cached and full switch models, depths changing and neighbours deleted mid-stream: equal frames,
+    priorities and counters (make bench: 100,000 frames)."""
+    assert cache_check.compare("switch", COUNT, seed=11) == 0
+
+
+def test_the_nic_header_cache_changes_nothing():
+    assert cache_check.compare("nic", COUNT, seed=12) == 0

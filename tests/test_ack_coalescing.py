@@ -1,0 +1,125 @@
+"""ACK coalescing as UEC receivers do it (docs/nic.md "ACKs"): the
+receiver ACKs once `ack_bytes` of payload arrived since its last ACK, and
+at once on CE, out of order or while a hole is open, on a duplicate and on
+the ack-request bit;
+the sender sets that bit when its window fills, on a message's last packet
+and on every resend. B alone: data frames written by hand, every frame B
+emits captured."""
+
+from __future__ import annotations
+
+from mrc_wire import packet as W
+from mrc_wire.constants import ECN_CE, ECT0, OP_ACK, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE
+from nic_model.cc import CcState
+from nic_model.endpoint import Endpoint
+from nic_model.ev import EvProfile
+from sim_core.sim import Sim
+
+A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
+MTU = 1024
+EV = EvProfile.spread(planes=2, spines=4, slots=8).home[0]
+A_ADDR_B, B_ADDR_B = (bytes.fromhex("fd000000000000010000000000000000"), bytes.fromhex("fd000000000000010000000000010001"))
+
+
+def sent_ev(frames: list[bytes], psn: int) -> int:
+    return next(p.ev for p in map(W.parse, frames) if p.is_data and p.psn == psn)
+
+
+class Receiver:
+    def __init__(self, ack_bytes: int):
+        self.sim = Sim()
+        self.frames: list[bytes] = []
+        self.b = Endpoint(self.sim, B_ADDR, self.frames.append, mtu=MTU, ack_bytes=ack_bytes)
+        self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
+        self.a_addr = self.qp.peer_addr
+
+    def data(self, psn: int, *, ecn: int = ECT0, ackreq: int = 0, op: int = OP_WRITE_MIDDLE) -> None:
+        """PSN `psn` of a 64-packet message, arriving now."""
+        raw = W.build(self.a_addr, self.b.addr_bytes, 8, ecn, EV, op, 2, psn,
+                      W.data_ext(1, psn * MTU, 64 * MTU), bytes(MTU), ackreq=ackreq)
+        self.b.receive(raw)
+
+    def acks(self) -> list[tuple[int, int, int]]:
+        """(cum_psn, acked PSN, ecn_seen) of every ACK or SACK B sent."""
+        out = []
+        for p in map(W.parse, self.frames):
+            if p.opcode in (OP_ACK, OP_SACK):
+                _, ecn_seen, cum, psn, _, _ = p.ack()
+                out.append((cum, psn, ecn_seen))
+        return out
+
+
+def test_an_ack_once_ack_bytes_of_payload_arrived():
+    """4 KiB at 1 KiB a packet: PSNs 0-2 are coalesced, PSN 3 is ACKed (cum 4), then 4-6 wait again."""
+    r = Receiver(ack_bytes=4 * MTU)
+    for psn in range(7):
+        r.data(psn, op=OP_WRITE_FIRST if psn == 0 else OP_WRITE_MIDDLE)
+    assert r.acks() == [(4, 3, 0)]
+
+
+def test_zero_ack_bytes_acks_every_packet():
+    r = Receiver(ack_bytes=0)
+    for psn in range(3):
+        r.data(psn)
+    assert r.acks() == [(1, 0, 0), (2, 1, 0), (3, 2, 0)]
+
+
+def test_ce_is_acked_at_once():
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(0)
+    r.data(1, ecn=ECN_CE)
+    assert r.acks() == [(2, 1, 1)]
+
+
+def test_the_ack_request_bit_is_answered_at_once():
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(0, ackreq=1)
+    assert r.acks() == [(1, 0, 0)]
+
+
+def test_every_arrival_is_acked_while_a_hole_is_open():
+    """PSN 1 is missing: PSNs 2 and 3 arrive past it (each SACKed at once), PSN 1 closes the hole
+    (ACKed at once: cum jumps to 4); PSNs 4-6 are in order again and coalesced, PSN 7 makes 4 KiB."""
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(0)
+    r.data(2)
+    r.data(3)
+    assert r.acks() == [(1, 2, 0), (1, 3, 0)]
+    r.data(1)
+    assert r.acks() == [(1, 2, 0), (1, 3, 0), (4, 1, 0)]
+    for psn in (4, 5, 6):
+        r.data(psn)
+    assert len(r.acks()) == 3
+    r.data(7)
+    assert r.acks()[3:] == [(8, 7, 0)]
+
+
+def test_a_duplicate_is_acked_at_once():
+    """A resend whose first copy got through, behind the cumulative point or among the SACKed PSNs past
+    a gap: the sender learns at once that it was spurious."""
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(0)
+    r.data(0)
+    assert r.acks() == [(1, 0, 0)]
+    r.data(2)  # past a hole: ACKed
+    r.data(2)  # a duplicate past the hole
+    assert r.acks() == [(1, 0, 0), (1, 2, 0), (1, 2, 0)]
+
+
+def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet():
+    """cwnd 4, an 8-packet message then a 2-packet one: PSNs 0-3 go out, PSN 3 (a middle packet)
+    filling the window asks for an ACK; once ACKed, the last packets of both messages ask too."""
+    sim, frames = Sim(), []
+    a = Endpoint(sim, A_ADDR, frames.append, mtu=MTU, ack_bytes=4 * MTU)
+    a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=CcState(cwnd=4.0))
+    a.send_message(1, 8 * MTU)
+    a.send_message(1, 2 * MTU)
+    sent = [(p.psn, p.ackreq) for p in map(W.parse, frames) if p.is_data]
+    assert sent == [(0, 0), (1, 0), (2, 0), (3, 1)]
+    ack = W.build(B_ADDR_B, A_ADDR_B, 46, 0, 0, OP_ACK, 1, 3, W.ack_ext(sent_ev(frames, 3), 0, 4, 3, 0))
+    a.receive(ack)
+    # The ACK of 4 packets grows the window by 4/4 to 5: PSNs 4-8 go out; 7 ends the first
+    # message, 8 fills the window.
+    ends = [(p.psn, p.ackreq, p.opcode) for p in map(W.parse, frames) if p.is_data][4:]
+    assert ends == [(4, 0, OP_WRITE_MIDDLE), (5, 0, OP_WRITE_MIDDLE), (6, 0, OP_WRITE_MIDDLE),
+                    (7, 1, OP_WRITE_LAST), (8, 1, OP_WRITE_FIRST)]
