@@ -107,8 +107,9 @@ class NicNode:
 
 
 class Fabric:
-    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0):
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, egress: type = Egress):
         self.topo, self.cfg, self.sim = topo, links, sim
+        self.egress_cls = egress  # fabric_sim.pfc.PfcEgress under PFC: pausable, slower
         self.rng = random.Random(seed)
         d = topo.dscp
         self.high_dscp = frozenset((d["control"], d["trimmed"], d["trimmed_lasthop"]))
@@ -145,8 +146,9 @@ class Fabric:
         c = self.cfg
 
         def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
-            eg = Egress(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port, data_cap=c.data_queue,
-                        high_cap=c.high_queue, rng=self.rng, owner=src, port=port, plane=plane, kind=kind)
+            eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port,
+                                 data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
+                                 plane=plane, kind=kind)
             node.egress[port] = eg
             return eg
 
