@@ -129,7 +129,10 @@ class PfcEgress:
         self.set_rate(gbps)
         self.extra, self.up, self.epoch, self.loss = 0.0, True, 0, 0.0
         self.deliver, self.peer_port = deliver, peer_port
-        self.data_cap, self.high_cap = data_cap, high_cap  # data_cap: unused, a lossless queue does not tail-drop
+        # data_cap: only for what the device itself sends (a NIC's port); what a switch forwards is bounded by
+        # its ingress limits instead, a lossless queue does not tail-drop
+        self.data_cap, self.high_cap = data_cap, high_cap
+        self.peak = 0  # the data queue's deepest, packets
         self.data: deque[tuple[bytes, Ingress | None]] = deque()
         self.high: deque[bytes] = deque()
         self.busy = False  # a frame on the wire
@@ -162,13 +165,19 @@ class PfcEgress:
             self.high.append(frame)
         else:
             ing = self.arrival.ingress
-            if ing is not None and not ing.admit(len(frame)):
+            if ing is None:
+                if len(self.data) >= self.data_cap:
+                    self._drop("queue_full")
+                    return
+            elif not ing.admit(len(frame)):
                 self._drop("pfc_headroom")
                 return
             if self.ce_at and len(self.data) >= self.ce_at and frame[15] & 0x30:  # outer ECN: ECT -> CE
                 frame = frame[:15] + bytes((frame[15] | 0x30,)) + frame[16:]
                 self.ce_marks += 1
             self.data.append((frame, ing))
+            if len(self.data) > self.peak:
+                self.peak = len(self.data)
         if not self.busy:
             self._start()
 
