@@ -106,7 +106,7 @@ class Ingress:
             self.sim.at(up.prop + up.extra, up.resume)
 
 
-class _Arrival:
+class Arrival:
     """Which ingress the packet being delivered arrived on: set by the
     upstream egress around the far end's synchronous rx, read by the
     egress the switch sends it to."""
@@ -139,7 +139,7 @@ class PfcEgress:
         self.tx_pkts = self.tx_bytes = self.ce_at = self.ce_marks = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self.arrival: _Arrival = _Arrival()  # shared by the fabric's egresses (install)
+        self.arrival: Arrival = Arrival()  # shared by the fabric's egresses (install)
         self.peer_ingress: Ingress | None = None  # the far end's buffer for this link
         self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
         self.on_resume: list[Callable[[], None]] = []
@@ -273,7 +273,7 @@ class PfcNet:
 
     def __init__(self, fab: Any, cfg: PfcConfig):
         self.fab, self.cfg = fab, cfg
-        arrival = _Arrival()
+        arrival = Arrival()
         self.ingress: list[Ingress] = []
         for eg in fab.egresses():
             if not isinstance(eg, PfcEgress):

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim import report
-from fabric_sim.pfc import Ingress, PfcEgress, _Arrival
+from fabric_sim.pfc import Arrival, Ingress, PfcConfig, PfcEgress
 from fabric_sim.run import run
+from fabric_sim.scenario import ScenarioError
 from sim_core.sim import Sim
 from tests.sim.helpers import make
 
@@ -25,7 +26,7 @@ class Hop:
     def __init__(self, xoff: int, xon: int, headroom: int, frames: int = 40):
         self.sim = Sim()
         self.arrivals: list[float] = []
-        arrival = _Arrival()
+        arrival = Arrival()
         self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, lambda port, f: None, 0, data_cap=1, high_cap=1,
                               rng=None)
         self.up = PfcEgress(self.sim, "in->sw", GBPS, PROP, self._rx, 0, data_cap=1000, high_cap=1, rng=None)
@@ -129,9 +130,12 @@ def test_a_victim_sharing_a_paused_link_with_an_incast_loses_throughput_head_of_
     assert on.pfc["links"]["t1-p0-s0->t0-p0-r0"]["pause_frames"] > 0
 
 
-def test_pfc_is_refused_for_transports_other_than_roce_and_xon_above_xoff():
-    from fabric_sim.scenario import ScenarioError
+def test_pfc_is_on_by_default_for_roce_only_and_refused_elsewhere_or_with_xon_above_xoff():
+    w = {"pattern": "permutation", "message_bytes": 4096}
+    sc = make(w, [{"name": "r", "kind": "roce"}, {"name": "off", "kind": "roce", "pfc": {"enabled": False}},
+                  {"name": "m", "kind": "mrc"}])
+    assert [t.pfc for t in sc.transports] == [PfcConfig(), None, None]
     with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc\.enabled: PFC is for kind roce"):
-        make({"pattern": "permutation", "message_bytes": 4096}, [{"name": "m", "kind": "mrc", "pfc": {"enabled": True}}])
+        make(w, [{"name": "m", "kind": "mrc", "pfc": {"enabled": True}}])
     with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc\.xon_kb: 20 is above xoff_kb 19"):
-        make({"pattern": "permutation", "message_bytes": 4096}, [{"name": "r", "kind": "roce", "pfc": {"xon_kb": 20}}])
+        make(w, [{"name": "r", "kind": "roce", "pfc": {"xon_kb": 20}}])
