@@ -58,8 +58,9 @@ def parse(raw: Any, path: str, kind: str) -> PfcConfig | None:
     """`transports[i].pfc`: on by default for kind roce, refused for others."""
     r = mapping(raw, path, set(PfcConfig.__dataclass_fields__))
     p = f"{path}."
-    cfg = PfcConfig(flag(r, "enabled", p, kind == "roce"), num(r, "xoff_kb", p, PfcConfig.xoff_kb, 0.001, 1e6),
-                    num(r, "xon_kb", p, PfcConfig.xon_kb, 0, 1e6), num(r, "headroom_kb", p, PfcConfig.headroom_kb, 0, 1e6))
+    d = PfcConfig
+    cfg = PfcConfig(flag(r, "enabled", p, kind == "roce"), num(r, "xoff_kb", p, d.xoff_kb, 0.001, 1e6),
+                    num(r, "xon_kb", p, d.xon_kb, 0, 1e6), num(r, "headroom_kb", p, d.headroom_kb, 0, 1e6))
     if cfg.enabled and kind != "roce":
         raise ScenarioError(f"{p}enabled", f"PFC is for kind roce (its lossless class), not {kind}")
     if cfg.xon_kb > cfg.xoff_kb:
@@ -309,3 +310,11 @@ class PfcNet:
                 "headroom_drops": sum(i.overflows for i in self.ingress),
                 "peak_ingress_kb": round(max((i.peak for i in self.ingress), default=0) / 1024, 2),
                 "links": dict(sorted(links.items(), key=lambda kv: -kv[1]["paused_us"]))}
+
+
+def summary_line(name: str, p: dict[str, Any]) -> str:
+    """The terminal summary's line for a run's `PfcNet.report`."""
+    top = next(iter(p["links"].items()), None)
+    most = f" (most: {top[0]}, {top[1]['paused_us']:.1f} µs)" if top else ""
+    return (f"PFC {name}: {p['pause_frames']} pause frames on {p['links_paused']} links, "
+            f"{p['paused_us']:.1f} µs paused in all{most}")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fabric_sim import pfc
 from fabric_sim.run import RunResult
 
 
@@ -134,13 +135,7 @@ def table(results: list[RunResult]) -> str:
         lines.append(f"{s['transport']:14} {s['delivered']:>4}/{s['messages']:<5} {f['p50']:>7.1f}us {f['p99']:>7.1f}us "
                      f"{f['max']:>7.1f}us {s['goodput_gbps']:>5.0f}Gb/s {after:>11} "
                      f"{rx['sack']:>7}/{rx['nack']}/{rx['timeout']:<5} {sum(s['drops'].values()):>7} {len(s['errors']):>6}")
-    for r in results:
-        if r.pfc is not None:
-            p = r.pfc
-            top = next(iter(p["links"].items()), None)
-            lines.append(f"PFC {r.transport.name}: {p['pause_frames']} pause frames on {p['links_paused']} links, "
-                         f"{p['paused_us']:.1f} µs paused in all" + (f" (most: {top[0]}, {top[1]['paused_us']:.1f} µs)"
-                                                                    if top else ""))
+    lines += [pfc.summary_line(r.transport.name, r.pfc) for r in results if r.pfc is not None]
     ideal = summary(results[0])["ideal_fct_us"]
     lines.append("ideal FCT (line rate + base RTT): " + ", ".join(f"{int(k):,} B: {v:.1f} us" for k, v in ideal.items())
                  + f"; base RTT {results[0].base_rtt:.2f} us; NIC {results[0].nic_gbps:g} Gb/s")
