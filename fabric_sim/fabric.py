@@ -114,10 +114,13 @@ class NicNode:
 
 
 class Fabric:
-    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False):
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False,
+                 egress: type = Egress):
         """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
-        baseline's network; switch_model.pipeline.SwitchModel)."""
+        baseline's network; switch_model.pipeline.SwitchModel). `egress`:
+        the link class (fabric_sim.pfc.PfcEgress under PFC: pausable, slower)."""
         self.topo, self.cfg, self.sim = topo, links, sim
+        self.egress_cls = egress  # fabric_sim.pfc.PfcEgress under PFC: pausable, slower
         self.rng = random.Random(seed)
         self.mark_last_hop = mark_last_hop
         self.switches: dict[DeviceId, SwitchNode] = {}
@@ -151,8 +154,9 @@ class Fabric:
         c = self.cfg
 
         def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
-            eg = Egress(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port, data_cap=c.data_queue,
-                        high_cap=c.high_queue, rng=self.rng, owner=src, port=port, plane=plane, kind=kind)
+            eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port,
+                                 data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
+                                 plane=plane, kind=kind)
             node.egress[port] = eg
             return eg
 

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from fabric_sim.pfc_plot import paused  # noqa: E402
 from fabric_sim.report import fcts, ideal_fct  # noqa: E402
 from fabric_sim.run import RunResult  # noqa: E402
 
@@ -161,7 +162,7 @@ def all_figures(results: list[RunResult], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     made = []
     for name, fn in (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
-                     ("ev_states", ev_states), ("retx_drops", retx_drops)):
+                     ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused)):
         p = out / f"{name}.png"
         fn(results, p)
         if p.exists():

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fabric_sim import pfc
 from fabric_sim.run import RunResult
 
 
@@ -85,6 +86,7 @@ def summary(r: RunResult) -> dict[str, Any]:
         "reorder_hist": {("0" if i == 0 else f"{1 << (i - 1)}-{(1 << i) - 1}"): n for i, n in enumerate(r.reorder) if n},
         "errors": r.errors,
         "rehashed_flows": r.rehashed,
+        **({"pfc": r.pfc} if r.pfc is not None else {}),
         "sim": {"events": r.sim_events, "packet_hops": r.packet_hops, "wall_s": r.wall_s, "end_us": r.end_us,
                 "hops_per_s": r.packet_hops / r.wall_s if r.wall_s else 0.0},
     }
@@ -133,6 +135,7 @@ def table(results: list[RunResult]) -> str:
         lines.append(f"{s['transport']:14} {s['delivered']:>4}/{s['messages']:<5} {f['p50']:>7.1f}us {f['p99']:>7.1f}us "
                      f"{f['max']:>7.1f}us {s['goodput_gbps']:>5.0f}Gb/s {after:>11} "
                      f"{rx['sack']:>7}/{rx['nack']}/{rx['timeout']:<5} {sum(s['drops'].values()):>7} {len(s['errors']):>6}")
+    lines += [pfc.summary_line(r.transport.name, r.pfc) for r in results if r.pfc is not None]
     ideal = summary(results[0])["ideal_fct_us"]
     lines.append("ideal FCT (line rate + base RTT): " + ", ".join(f"{int(k):,} B: {v:.1f} us" for k, v in ideal.items())
                  + f"; base RTT {results[0].base_rtt:.2f} us; NIC {results[0].nic_gbps:g} Gb/s")

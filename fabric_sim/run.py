@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane import addressing as A
-from fabric_sim import faults, workload
+from fabric_sim import faults, pfc, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.links import Egress
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -58,6 +59,7 @@ class RunResult:
     wall_s: float
     end_us: float
     rehashed: int = 0
+    pfc: dict | None = None  # pause frames and paused time per link (fabric_sim.pfc.PfcNet.report); None: no PFC
 
     @property
     def complete(self) -> bool:
@@ -71,7 +73,9 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     sim = Sim()
     # DCQCN's network marks ECN at the last hop too: the RoCE baseline's switches do.
-    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed, mark_last_hop=t.kind == "roce")
+    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed, mark_last_hop=t.kind == "roce",
+                 egress=pfc.PfcEgress if t.pfc else Egress)
+    pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
@@ -88,6 +92,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
                                          mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
                                          retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
+            if pfc_net:
+                pfc_net.attach(node, node.endpoint)
         elif node.slot_base:
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
@@ -127,6 +133,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     tl.finish()
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
+    res.pfc = pfc_net.report(sim.now) if pfc_net else None
     return res
 
 

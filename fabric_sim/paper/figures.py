@@ -217,7 +217,8 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
                     label="victim" if victim else None)
         ax.plot([], [], color="0.55", lw=0.8, label="incast flows")
         ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
+                             if r.pfc else ""), fontsize=9)
         ax.set_xlabel("time (µs)")
         ax.set_ylim(0, 420)
         ax.grid(alpha=0.3)

@@ -107,9 +107,18 @@ def fig17(runs: Runs) -> Finding:
         f.notes.append("Without loss RoCE 1 QP is ahead of MRC here, against the paper: RoCE starts every QP at line "
                        "rate (DCQCN) and, lossless, never backs off in an all-to-all whose load is even; MRC's "
                        "window starts at one bandwidth-delay product shared by the NIC's 63 QPs and grows by "
-                       "additive increase, and each receive-only QP probes its reverse paths every probe interval. "
-                       "The paper's RoCE ran with PFC, whose pauses this model leaves out.")
+                       "additive increase, and each receive-only QP probes its reverse paths every probe interval.")
     return f
+
+
+def _pfc_numbers(r) -> dict:
+    """Fig. 18 under PFC: pauses in all, and the spines whose downlink
+    into the incast target's rack was never paused."""
+    topo = r.transport.topology or r.scenario.topology
+    target = f"t0-p0-r{r.scenario.workload.flows[0].dst // topo.hosts_per_t0}"
+    spines = [f"t1-p0-s{j}" for j in range(topo.t1_per_plane)]
+    return {"pause_frames": r.pfc["pause_frames"], "paused_us": r.pfc["paused_us"],
+            "unpaused_into_target": [s for s in spines if f"{s}->{target}" not in r.pfc["links"]]}
 
 
 def fig18(runs: Runs) -> Finding:
@@ -123,6 +132,10 @@ def fig18(runs: Runs) -> Finding:
         v_share, fair = means[victim] / line, M.jain(incast)
         f.numbers[name] = {"victim": v_share, "jain": fair, "incast_total": sum(incast) / line,
                            "delivered_once": M.delivered_once(r)}
+        if r.pfc is not None:
+            f.numbers[name].update(_pfc_numbers(r))
+            f.row(f"{name}: PFC pause frames (paused time, all links)", "-",
+                  f"{r.pfc['pause_frames']} ({r.pfc['paused_us'] / 1e3:.1f} ms)", None)
         mrc = name == "mrc"
         paper = PAPER_18.get(name, ("not in the paper (ablation)", "not in the paper (ablation)"))
         f.row(f"{name}: victim goodput, of line rate", paper[0], f"{v_share:.2f}",
@@ -137,24 +150,26 @@ def fig18(runs: Runs) -> Finding:
         totals = ", ".join(f"{roce[n]['incast_total']:.2f}" for n in starved)
         f.notes.append(f"{', '.join(starved)}: DCQCN cuts the incast QPs far below their share (their total "
                        f"{totals} of line rate): the "
-                       "deep queue built in the first RTTs marks every packet until it drains, each CNP halves the "
+                       "queue built in the first RTTs marks every packet until it drains, each CNP halves the "
                        "rate, and recovery runs on a 55 µs timer; the paper's Fig. 22 shows such under-use with "
                        "aggressive DCQCN settings.")
     hit = [n for n, v in roce.items() if v["victim"] < VICTIM_SHARE]
     if hit:
-        f.notes.append(f"{', '.join(hit)}: the victim loses bandwidth without any PFC: some of its QPs hash onto "
-                       "the spine downlinks the incast QPs use into the target's rack, collect their ECN marks "
-                       "and are slowed by DCQCN.")
+        f.notes.append(f"{', '.join(hit)}: the victim loses bandwidth through PFC: some of its QPs hash onto "
+                       "the spine downlinks the incast QPs use into the target's rack; the target's T0 pauses those "
+                       "links and the victim's packets wait behind the incast's (head-of-line blocking), and the "
+                       "pauses spread up to the senders' and the victim's NICs as buffers fill.")
+    spared = [n for n, v in roce.items() if v["victim"] >= VICTIM_SHARE and v.get("unpaused_into_target")]
+    for n in spared:
+        f.notes.append(f"{n}: the victim keeps line rate: ECMP hashed its one QP onto a spine whose downlink into the "
+                       f"target's rack carries no incast QP and was never paused "
+                       f"({', '.join(roce[n]['unpaused_into_target'])}); the paper's victim shared one.")
     if "oblivious" in f.numbers and "mrc" in f.numbers:
         same = abs(f.numbers["oblivious"]["jain"] - f.numbers["mrc"]["jain"]) < 0.01
         f.notes.append("Ablation: with EV state off the incast runs " + ("the same" if same else "differently") +
                        f" (Jain {f.numbers['oblivious']['jain']:.3f} against {f.numbers['mrc']['jain']:.3f}): the "
                        "congestion is at the last hop, whose trims change no EV's state and which marks no ECN, so "
                        "what shares it is MRC's window (trims and delay), not path feedback.")
-    f.notes.append("PFC is not modelled: RoCE's fabric is lossless by deep buffers, so no pause ever reaches the "
-                   "victim's path. The paper's RoCE victim loses bandwidth to PFC's congestion spreading; here "
-                   "a RoCE victim can only lose it by sharing a spine downlink with incast QPs and slowing for "
-                   "their ECN marks (DCQCN).")
     return f
 
 

@@ -17,8 +17,11 @@ workload's striping of each message over several QPs.
   at most once per DCQCN CNP interval.
 
 The packets are the MRC wire format (mrc_wire.packet), data in the
-non-trimmable class: switches drop, not trim, it over their threshold.
-PFC is not modelled (docs/paper.md says where that matters).
+non-trimmable class: switches drop, not trim, it over their threshold,
+unless the fabric is lossless by PFC (fabric_sim/pfc.py). Under PFC the
+NIC's port can be paused: the scheduler then holds the QPs of that port's
+plane (`hold`) until the port resumes (`wake`), as a NIC's transmit
+scheduler stops a paused priority; nothing is queued to be dropped.
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class RoceEndpoint:
         self._wake_at: float | None = None
         self._gen = 0
         self._timer = False
+        self.hold: Callable[[int], bool] | None = None  # plane -> its port is paused (PFC); None: never
+        self._held: list[RoceQp] = []  # QPs waiting for their paused port
 
     def connect(self, qpn: int, peer_qpn: int, peer_addr: bytes, profile: EvProfile, cc: object = None) -> RoceQp:
         qp = self.qps[qpn] = RoceQp(qpn, peer_qpn, peer_addr, profile, self.line_gbps)
@@ -145,14 +150,25 @@ class RoceEndpoint:
             return
         self._wake_at = None
         now = self.sim.now
+        hold = self.hold
         while self._ready and self._ready[0][0] <= now:
             _, _, qp = heapq.heappop(self._ready)
+            if hold is not None and qp.can_send() and hold(ev_plane(qp.profile.slots[0])):
+                self._held.append(qp)  # still `queued`: wake() puts it back
+                continue
             qp.queued = False
             if qp.can_send():
                 self._send(qp, now)
                 self._schedule(qp)
                 return
         self._schedule()
+
+    def wake(self) -> None:
+        """A paused port resumed: the QPs held for it compete again."""
+        held, self._held = self._held, []
+        for qp in held:
+            qp.queued = False
+            self._schedule(qp)
 
     def _send(self, qp: RoceQp, now: float) -> None:
         seg = qp.segs[qp.nxt]

@@ -1,0 +1,308 @@
+"""Priority flow control (IEEE 802.1Qbb) for the RoCE baseline: the fabric
+lossless by pauses, not by deep buffers.
+
+One lossless priority, the data queue (RoCE's data class), as RoCE is
+deployed (data on a PFC priority; CNPs and ACKs on a strict-priority class
+without PFC): the high-priority queue is neither paused nor accounted.
+
+- `PfcEgress`: an egress port with a real FIFO per queue and one departure
+  event per packet, so that it can stop. The fast `Egress` of
+  fabric_sim.links computes each departure when the packet is queued and
+  cannot; it stays the egress of every run without PFC.
+- `Ingress`: the buffer a switch holds for one (device, in_port) of the
+  lossless priority. A packet counts there from its arrival until it has
+  left whichever egress it went to. At `xoff` bytes the switch sends XOFF
+  upstream: after the link's propagation delay the upstream egress starts
+  no new data packet (the one on the wire finishes). `headroom` above
+  `xoff` absorbs what is already on its way; at or below `xon` it sends XON.
+  A pause lasts until XON (the model refreshes XOFF implicitly, as a
+  switch does while over the threshold). An arrival past xoff + headroom is
+  dropped ("pfc_headroom"): a headroom too small for the link.
+- A lossless queue has no egress drop threshold (its buffer is bounded by
+  the ingress limits): the switch model reads its depth capped below its
+  drop threshold, so ECN marking (below it) sees the true depth and the
+  non-trimmable class is never dropped for congestion.
+- The NIC's egress towards its T0 is paused too; the RoCE endpoint's
+  scheduler holds its packets while it is (`attach`). A NIC never pauses
+  its T0: the host takes what arrives at once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from fabric_sim.fields import ScenarioError, flag, mapping, num
+from mrc_wire.constants import plane_port
+
+FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
+
+
+@dataclass(frozen=True)
+class PfcConfig:
+    """Thresholds per ingress (device, port) of the lossless priority, KiB.
+    Defaults: SONiC's lossless profile for NVIDIA Spectrum switches
+    (pg_profile_lookup.ini) sends XOFF once 19,456 bytes are held; XON two
+    4 KiB frames lower, so it does not flap per packet. Headroom None:
+    2 x propagation x rate + 2 frames for each link, the formula of
+    802.1Qbb guides and SONiC's buffer manager (what the wire holds both
+    ways, plus the frame being sent at each end)."""
+    enabled: bool = True
+    xoff_kb: float = 19.0
+    xon_kb: float = 11.0
+    headroom_kb: float | None = None
+
+
+def parse(raw: Any, path: str, kind: str) -> PfcConfig | None:
+    """`transports[i].pfc`: on by default for kind roce, refused for others."""
+    r = mapping(raw, path, set(PfcConfig.__dataclass_fields__))
+    p = f"{path}."
+    d = PfcConfig
+    cfg = PfcConfig(flag(r, "enabled", p, kind == "roce"), num(r, "xoff_kb", p, d.xoff_kb, 0.001, 1e6),
+                    num(r, "xon_kb", p, d.xon_kb, 0, 1e6), num(r, "headroom_kb", p, d.headroom_kb, 0, 1e6))
+    if cfg.enabled and kind != "roce":
+        raise ScenarioError(f"{p}enabled", f"PFC is for kind roce (its lossless class), not {kind}")
+    if cfg.xon_kb > cfg.xoff_kb:
+        raise ScenarioError(f"{p}xon_kb", f"{cfg.xon_kb} is above xoff_kb {cfg.xoff_kb}")
+    return cfg if cfg.enabled else None
+
+
+def headroom_bytes(cfg: PfcConfig, gbps: float, prop_us: float) -> int:
+    if cfg.headroom_kb is not None:
+        return int(cfg.headroom_kb * 1024)
+    return int(2 * prop_us * gbps * 1e3 / 8 + 2 * FRAME)
+
+
+class Ingress:
+    """One (device, in_port) of the lossless priority: bytes held, and the
+    pause it asks of the egress that feeds it."""
+
+    __slots__ = ("name", "sim", "xoff", "xon", "limit", "held", "peak", "upstream", "paused", "overflows")
+
+    def __init__(self, name: str, sim: Any, xoff: int, xon: int, headroom: int, upstream: "PfcEgress"):
+        self.name, self.sim, self.upstream = name, sim, upstream
+        self.xoff, self.xon, self.limit = xoff, xon, xoff + headroom
+        self.held = self.peak = self.overflows = 0
+        self.paused = False  # XOFF sent, no XON since
+
+    def admit(self, size: int) -> bool:
+        if self.held + size > self.limit:
+            self.overflows += 1
+            return False
+        self.held += size
+        if self.held > self.peak:
+            self.peak = self.held
+        if not self.paused and self.held >= self.xoff:
+            self.paused = True
+            up = self.upstream
+            self.sim.at(up.prop + up.extra, up.pause)
+        return True
+
+    def release(self, size: int) -> None:
+        self.held -= size
+        if self.paused and self.held <= self.xon:
+            self.paused = False
+            up = self.upstream
+            self.sim.at(up.prop + up.extra, up.resume)
+
+
+class Arrival:
+    """Which ingress the packet being delivered arrived on: set by the
+    upstream egress around the far end's synchronous rx, read by the
+    egress the switch sends it to."""
+
+    __slots__ = ("ingress",)
+
+    def __init__(self) -> None:
+        self.ingress: Ingress | None = None
+
+
+class PfcEgress:
+    """An Egress (fabric_sim.links) whose data queue can be paused. The
+    same constructor and attributes; `depth()` counts the data packets
+    held, the one on the wire included."""
+
+    def __init__(self, sim: Any, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
+                 peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
+                 plane: int = 0, kind: str = ""):
+        self.name, self.sim, self.prop, self.rng = name, sim, prop_us, rng
+        self.set_rate(gbps)
+        self.extra, self.up, self.epoch, self.loss = 0.0, True, 0, 0.0
+        self.deliver, self.peer_port = deliver, peer_port
+        # data_cap: only for what the device itself sends (a NIC's port); what a switch forwards is bounded by
+        # its ingress limits instead, a lossless queue does not tail-drop
+        self.data_cap, self.high_cap = data_cap, high_cap
+        self.peak = 0  # the data queue's deepest, packets
+        self.data: deque[tuple[bytes, Ingress | None]] = deque()
+        self.high: deque[bytes] = deque()
+        self.busy = False  # a frame on the wire
+        self.tx_pkts = self.tx_bytes = 0
+        # The depth a switch reads, capped below its drop threshold (PfcNet
+        # sets it): a lossless queue is never dropped at egress.
+        self.depth_cap = 1 << 30
+        self.drops: dict[str, int] = {}
+        self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
+        self.arrival: Arrival = Arrival()  # shared by the fabric's egresses (install)
+        self.peer_ingress: Ingress | None = None  # the far end's buffer for this link
+        self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
+        self.on_resume: list[Callable[[], None]] = []
+
+    def set_rate(self, gbps: float) -> None:
+        self.gbps = gbps
+        self.us_per_byte = 8.0 / (gbps * 1e3)
+
+    def depth(self) -> int:
+        n = len(self.data)
+        return n if n < self.depth_cap else self.depth_cap
+
+    def count_drop(self, reason: str) -> None:
+        self.drops[reason] = self.drops.get(reason, 0) + 1
+
+    def send(self, frame: bytes, high: bool) -> None:
+        if not self.up:
+            self.count_drop("link_down")
+            return
+        if high:
+            if len(self.high) >= self.high_cap:
+                self.count_drop("queue_full")
+                return
+            self.high.append(frame)
+        else:
+            ing = self.arrival.ingress
+            if ing is None:
+                if len(self.data) >= self.data_cap:
+                    self.count_drop("queue_full")
+                    return
+            elif not ing.admit(len(frame)):
+                self.count_drop("pfc_headroom")
+                return
+            self.data.append((frame, ing))
+            if len(self.data) > self.peak:
+                self.peak = len(self.data)
+        if not self.busy:
+            self._start()
+
+    def _start(self) -> None:
+        """Put the next frame on the wire: high priority first, data unless paused."""
+        if self.high:
+            frame, high = self.high[0], True
+        elif self.data and not self.paused:
+            frame, high = self.data[0][0], False
+        else:
+            return
+        self.busy = True
+        self.sim.at(len(frame) * self.us_per_byte, self._sent, high, self.epoch)
+
+    def _sent(self, high: bool, epoch: int) -> None:
+        """The frame's last bit has left: free its buffer, send it on."""
+        if epoch != self.epoch:  # the link went down meanwhile: set_up emptied the queues and freed the wire
+            return
+        self.busy = False
+        if high:
+            frame = self.high.popleft()
+        else:
+            frame, ing = self.data.popleft()
+            if ing is not None:
+                ing.release(len(frame))
+        self.tx_pkts += 1
+        self.tx_bytes += len(frame)
+        if self.loss and self.rng.random() < self.loss:
+            self.count_drop("random_loss")
+        else:
+            self.sim.at(self.prop + self.extra, self._arrive, self.epoch, frame, high)
+        self._start()
+
+    def _arrive(self, epoch: int, frame: bytes, high: bool) -> None:
+        if epoch != self.epoch:
+            self.count_drop("link_down")
+            return
+        arr = self.arrival
+        arr.ingress = None if high else self.peer_ingress
+        try:
+            self.deliver(self.peer_port, frame)
+        finally:
+            arr.ingress = None
+
+    def pause(self) -> None:
+        """XOFF arrives: no new data packet starts."""
+        if not self.paused:
+            self.paused, self.paused_at = True, self.sim.now
+            self.pauses += 1
+
+    def resume(self) -> None:
+        """XON arrives."""
+        if self.paused:
+            self.paused = False
+            self.paused_us += self.sim.now - self.paused_at
+            if not self.busy:
+                self._start()
+            for fn in self.on_resume:
+                fn()
+
+    def paused_total(self, now: float) -> float:
+        return self.paused_us + (now - self.paused_at if self.paused else 0.0)
+
+    def set_up(self, up: bool) -> None:
+        if self.up and not up:
+            self.epoch += 1
+            for frame, ing in self.data:
+                if ing is not None:
+                    ing.release(len(frame))
+            self.data.clear()
+            self.high.clear()
+            self.busy = False
+        self.up = up
+
+
+class PfcNet:
+    """PFC wired into a fabric built with `PfcEgress`: every switch port's
+    ingress buffer, the pause path to its upstream egress, the report."""
+
+    def __init__(self, fab: Any, cfg: PfcConfig):
+        self.fab, self.cfg = fab, cfg
+        arrival = Arrival()
+        self.ingress: list[Ingress] = []
+        for eg in fab.egresses():
+            if not isinstance(eg, PfcEgress):
+                raise TypeError(f"{eg.name}: PFC needs the fabric built with PfcEgress")
+            eg.arrival = arrival
+        for a, b in fab.links.values():
+            for up in (a, b):
+                peer = b if up is a else a  # the far end's egress: its owner is the device up feeds
+                if peer.owner.kind == "nic":
+                    continue  # the host drains a NIC at once: it never pauses
+                ing = Ingress(f"{peer.owner}:{up.peer_port}", fab.sim, int(cfg.xoff_kb * 1024),
+                              int(cfg.xon_kb * 1024), headroom_bytes(cfg, up.gbps, up.prop), up)
+                up.peer_ingress = ing
+                self.ingress.append(ing)
+        for sw in fab.switches.values():
+            for eg in sw.egress.values():
+                eg.depth_cap = max(0, sw.model.congestion.trim_threshold - 1)
+
+    def attach(self, node: Any, endpoint: Any) -> None:
+        """A NIC's RoCE endpoint holds its packets while the port of the
+        QP's plane is paused, and looks again when it resumes."""
+        endpoint.hold = lambda plane: node.egress[plane_port(plane)].paused
+        for eg in node.egress.values():
+            eg.on_resume.append(endpoint.wake)
+
+    def report(self, now: float) -> dict[str, Any]:
+        """Pause frames (XOFF) and paused time per link direction that was
+        ever paused, and the totals."""
+        links = {e.name: {"pause_frames": e.pauses, "paused_us": round(e.paused_total(now), 3)}
+                 for e in self.fab.egresses() if e.pauses}
+        return {"pause_frames": sum(v["pause_frames"] for v in links.values()),
+                "paused_us": round(sum(v["paused_us"] for v in links.values()), 3),
+                "links_paused": len(links),
+                "headroom_drops": sum(i.overflows for i in self.ingress),
+                "peak_ingress_kb": round(max((i.peak for i in self.ingress), default=0) / 1024, 2),
+                "links": dict(sorted(links.items(), key=lambda kv: -kv[1]["paused_us"]))}
+
+
+def summary_line(name: str, p: dict[str, Any]) -> str:
+    """The terminal summary's line for a run's `PfcNet.report`."""
+    top = next(iter(p["links"].items()), None)
+    most = f" (most: {top[0]}, {top[1]['paused_us']:.1f} µs)" if top else ""
+    return (f"PFC {name}: {p['pause_frames']} pause frames on {p['links_paused']} links, "
+            f"{p['paused_us']:.1f} µs paused in all{most}")
