@@ -104,6 +104,11 @@ class Endpoint(LossRecovery, PathState):
         return qp
 
     # ---- sender -------------------------------------------------------
+    def set_control_path(self, qpn: int, ev: int) -> None:
+        """Control packets of QP `qpn` travel on `ev` alone from now on (the
+        single-path baselines' routing moved the QP to another path)."""
+        self.qps[qpn].reverse = {ev_plane(ev): ev}
+
     def send_message(self, qpn: int, data: bytes | int) -> int:
         """Queue a message: bytes, or an int for that many simulated bytes."""
         qp = self.qps[qpn]

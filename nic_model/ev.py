@@ -198,6 +198,13 @@ class EvProfile:
             self._set(ev, EvEvent.PROBE_OK, EvState.GOOD)
             self._return_home(ev)
 
+    def rehome(self, slot: int, ev: int) -> None:
+        """The operator (or the single-path baseline's routing) puts `ev` in
+        `slot` of the configured rotation: written to the data plane too."""
+        self.home[slot] = ev
+        self.state.setdefault(ev, EvState.GOOD)
+        self._write(slot, ev)
+
     def _write(self, slot: int, ev: int) -> None:
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))

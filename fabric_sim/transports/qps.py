@@ -25,7 +25,7 @@ from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport
 from mrc_wire.constants import ev_plane, ev_spine
 from nic_model.cc import CcState
-from nic_model.ev import EvProfile, EvState, make_ev
+from nic_model.ev import EvProfile, make_ev
 
 
 @dataclass
@@ -140,10 +140,8 @@ class Reconverger:
             return
         p, s = alive[_hash(src, dst, k) % len(alive)]
         new = make_ev(p, s)
-        prof.home[0] = new
-        prof.state.setdefault(new, EvState.GOOD)
-        prof._write(0, new)
+        prof.rehome(0, new)
         node = fab.nics[src]
         node.slots(qpn, [(0, new)])
-        node.endpoint.qps[qpn].reverse = {p: new}  # ACKs follow the new path too
+        node.endpoint.set_control_path(qpn, new)  # ACKs follow the new path too
         self.rehashed += 1

@@ -116,6 +116,11 @@ class RoceEndpoint:
         pass
 
     # ---- sender --------------------------------------------------------
+    def set_control_path(self, qpn: int, ev: int) -> None:
+        """Control packets of QP `qpn` travel on `ev` alone from now on (the
+        single-path baselines' routing moved the QP to another path)."""
+        self.qps[qpn].reverse = {ev_plane(ev): ev}
+
     def send_message(self, qpn: int, size: int) -> int:
         qp = self.qps[qpn]
         if qp.error is not None:
