@@ -9,7 +9,7 @@ from collections import Counter
 
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
-from ptf_tests.lib import fuzz, nic_fabric
+from ptf_tests.lib import cache_check, fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
 
 COUNT = 100_000
@@ -43,4 +43,10 @@ def run() -> list[str]:
     for program, model, seed in (("switch", sw, 101), ("nic", nic, 102)):
         line, ok = _run(program, model, seed)
         lines.append(line + ("" if ok else "  **FAILED**"))
+    for program, seed in (("switch", 201), ("nic", 202)):
+        t0 = time.perf_counter()
+        bad = cache_check.compare(program, COUNT, seed)
+        lines.append(f"- {program} model, decision cache against the full pipeline: {COUNT:,} frames with depths and "
+                     f"tables changing, {bad} differences ({time.perf_counter() - t0:.1f} s)"
+                     + ("" if bad == 0 else "  **FAILED**"))
     return lines
