@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         for t, model in zip(chosen, list(results)):
             print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
             r = on_bmv2.run_bmv2(sc, t)
-            r.transport = type(t)(**{**t.__dict__, "name": f"{t.name}@bmv2"})
+            r.transport = t.model_copy(update={"name": f"{t.name}@bmv2"})
             results.append(r)
             same = _delivered(model.messages) == _delivered(r.messages)
             print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "

@@ -12,7 +12,7 @@ from control_plane import addressing as A
 from fabric_sim import faults, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
-from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.fabric import Fabric
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -70,7 +70,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     sim = Sim()
-    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed)
+    fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed)
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
