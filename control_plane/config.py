@@ -12,6 +12,7 @@ flattens both kinds into (path, reason) pairs.
 
 from __future__ import annotations
 
+import re
 import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Iterable, get_args
@@ -176,7 +177,7 @@ def _num(v: Any) -> str:
 def _within(lo: float, hi: float) -> Any:
     def check(v: Any) -> Any:
         if not lo <= v <= hi:
-            raise PydanticCustomError("outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": f"{lo:g}", "hi": f"{hi:g}"})
+            raise PydanticCustomError("outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": _num(lo), "hi": _num(hi)})
         return v
     return check
 
@@ -191,7 +192,7 @@ def Num(lo: float, hi: float, description: str | None = None, above: bool = Fals
     """A number in lo..hi; `above`: lo itself excluded (a rate of 0 divides by zero)."""
     def check(v: Any) -> Any:
         if above and v <= lo:
-            raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": f"{lo:g}"})
+            raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": _num(lo)})
         return _within(lo, hi)(v)
     bound = {"exclusiveMinimum": lo} if above else {"minimum": lo}
     return Annotated[float, Strict(), AfterValidator(check),
@@ -250,6 +251,16 @@ def _expanded_size(root: yaml.Node) -> int:
     return size(root)
 
 
+def _flow_depth(text: str) -> int:
+    """How deep [ ] and { } nest outside quotes and comments (block
+    nesting is bounded while composing)."""
+    depth = most = 0
+    for ch in re.findall(r"[\[\]{}]", re.sub(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', "", text)):
+        depth += 1 if ch in "[{" else -1
+        most = max(most, depth)
+    return most
+
+
 def read_yaml(path: str | Path) -> Any:
     """A YAML file's data, refused in one line (ConfigError naming the
     file) if it cannot be read, is over MAX_FILE_BYTES, is not UTF-8 text,
@@ -266,6 +277,8 @@ def read_yaml(path: str | Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    if _flow_depth(text) > MAX_DEPTH:  # refused before the parser walks it (slow, and recursive)
+        raise ConfigError(str(path), f"nested deeper than {MAX_DEPTH} levels")
     try:
         return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
     except ConfigError as exc:

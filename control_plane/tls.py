@@ -24,7 +24,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from pydantic import Field
 
-from control_plane.config import ConfigError, Model, short
+from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, short
 
 LOG = logging.getLogger("control_plane.tls")
 
@@ -155,6 +155,8 @@ def _file(value: Any, name: str, base: Path) -> Path:
         raise TlsError(name, f"file not found: {path}")
     if not path.is_file():
         raise TlsError(name, f"not a file: {path}")
+    if path.stat().st_size > MAX_FILE_BYTES:  # a certificate or key is a few KiB
+        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     try:
         path.read_bytes()
     except OSError as exc:

@@ -149,3 +149,13 @@ def test_sweep_checks_parse_each_value_not_each_combination(monkeypatch):
     monkeypatch.setattr(scenario, "parse", lambda *a, **k: calls.append(1) or real(*a, **k))
     sc = real({**BASE, "sweep": {"seed": list(range(20)), "workload.messages": list(range(1, 21))}})
     assert len(calls) == 40 and len(scenario.variants(sc)) == 400
+
+
+def test_an_oversized_tls_file_is_refused_unread(tmp_path):
+    from control_plane import tls
+
+    big = tmp_path / "ca.pem"
+    big.write_bytes(b"-" * (config.MAX_FILE_BYTES + 1))
+    with pytest.raises(config.ConfigError) as info:
+        tls.load({"ca_cert": str(big)}, "devices[0].tls")
+    assert info.value.errors == [("devices[0].tls.ca_cert", f"larger than 1 MiB, not a PEM file: {big}")]
