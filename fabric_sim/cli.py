@@ -14,12 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from control_plane.pipelines import REPO
+from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import outdir, plots, report, scenario
 from fabric_sim.run import run
 from fabric_sim.workload import Message
 
-DEFAULT = REPO / "scenarios" / "flagship.yaml"
+DEFAULT = SCENARIOS / "flagship.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --transport: {', '.join(sorted(unknown))} not in {args.scenario} "
               f"(it has {', '.join(t.name for t in sc.transports)})", file=sys.stderr)
         return 2
-    out = args.out or REPO / "results" / sc.name
+    out = args.out or RESULTS / sc.name
     problem = outdir.unwritable(out)  # refused before the run, not after it
     problem = f"--out: {problem}" if problem else (_bmv2_refusal(sc) if args.bmv2 else None)
     if problem:

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from control_plane.pipelines import REPO
+from control_plane.pipelines import RESULTS
 from fabric_sim.fields import ScenarioError
 from fabric_sim.paper import gallery
 from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fabric_sim.paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated experiments (default: all): " + ", ".join(BY_KEY))
-    ap.add_argument("--out", type=Path, default=REPO / "results" / "paper",
+    ap.add_argument("--out", type=Path, default=RESULTS / "paper",
                     help="folder for the PNGs, paper.md and numbers.json (default: %(default)s)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args(argv)
