@@ -12,7 +12,6 @@ flattens both kinds into (path, reason) pairs.
 
 from __future__ import annotations
 
-import re
 import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Iterable, get_args
@@ -251,16 +250,6 @@ def _expanded_size(root: yaml.Node) -> int:
     return size(root)
 
 
-def _flow_depth(text: str) -> int:
-    """How deep [ ] and { } nest outside quotes and comments (block
-    nesting is bounded while composing)."""
-    depth = most = 0
-    for ch in re.findall(r"[\[\]{}]", re.sub(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', "", text)):
-        depth += 1 if ch in "[{" else -1
-        most = max(most, depth)
-    return most
-
-
 def read_yaml(path: str | Path) -> Any:
     """A YAML file's data, refused in one line (ConfigError naming the
     file) if it cannot be read, is over MAX_FILE_BYTES, is not UTF-8 text,
@@ -277,8 +266,6 @@ def read_yaml(path: str | Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not UTF-8 text (byte {exc.start})") from None
-    if _flow_depth(text) > MAX_DEPTH:  # refused before the parser walks it (slow, and recursive)
-        raise ConfigError(str(path), f"nested deeper than {MAX_DEPTH} levels")
     try:
         return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
     except ConfigError as exc:
