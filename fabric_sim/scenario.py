@@ -4,7 +4,13 @@ mistake of a file in one pass, each error naming its field path, e.g.
 `events[2].link_down: no cable between t0-p0-r0 and t0-p0-r1`. The models
 below are the format (docs/simulator.md; docs/schema/scenario.schema.json
 is generated from them): a field's type, range and default are written
-once, here."""
+once, here.
+
+A new field is one line in its section's model, e.g. in Transport
+`pfc_xoff: Int(1, 1 << 20, "what it means") = 64` (Int, Num: ranges; a
+Literal for a choice; a Model subclass for a new section), then
+`python -m fabric_sim.schema`. A check that needs other sections goes in
+capacity.py, collecting its errors."""
 
 from __future__ import annotations
 
