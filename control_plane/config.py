@@ -75,7 +75,7 @@ def join(prefix: str, path: str) -> str:
     if not prefix:
         return path
     if not path:
-        return prefix
+        return prefix.removesuffix(":")
     if path.startswith(("[", " ")):
         return prefix + path
     return f"{prefix} {path}" if prefix.endswith(":") else f"{prefix}.{path}"
@@ -151,7 +151,7 @@ def errors_of(exc: ValidationError, model: Any = None) -> list[tuple[str, str]]:
 def validate(model: type[BaseModel], data: Any, prefix: str = "", **context: Any) -> Any:
     """`model` from `data`, or ConfigError with every mistake."""
     if not isinstance(data, dict):
-        raise ConfigError(prefix, "expected a mapping" if data is not None else "the file is empty")
+        raise ConfigError(prefix, f"expected a mapping, got {short(data)}")
     try:
         return model.model_validate(data, context=context)
     except ValidationError as exc:
@@ -248,6 +248,15 @@ def _expanded_size(root: yaml.Node) -> int:
         return n
 
     return size(root)
+
+
+def read_mapping(path: str | Path) -> dict[str, Any]:
+    """read_yaml of a file that must hold a mapping (a scenario, a topology)."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "the file is empty" if data is None else
+                          f"expected a mapping of keys at the top, got {type(data).__name__} {short(data)}")
+    return data
 
 
 def read_yaml(path: str | Path) -> Any:

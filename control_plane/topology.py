@@ -14,7 +14,7 @@ from typing import Annotated, Any, Iterator
 from pydantic import StrictInt, BeforeValidator, Field, PlainValidator, ValidationInfo, create_model, model_validator
 
 from control_plane import tls as tls_settings
-from control_plane.config import ConfigError, Int, Model, read_yaml, short, validate
+from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
 from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, UNROUTABLE_PREFIXES,
                                 plane_port)
 from mrc_wire.ids import DeviceId
@@ -302,4 +302,4 @@ def parse(data: Any, source: str = "<topology>") -> Topology:
 
 
 def load(path: str | Path) -> Topology:
-    return parse(read_yaml(path), str(path))
+    return parse(read_mapping(path), str(path))

@@ -23,7 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from control_plane import topology as T
-from control_plane.config import ConfigError, Int, Model, Num, read_yaml, validate
+from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
 from fabric_sim import capacity, scenario_events, sweep
 from fabric_sim.fields import ScenarioError
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
@@ -45,7 +45,7 @@ def _topology(raw: Any, info: ValidationInfo) -> T.Topology:
     if not isinstance(raw, str):
         return validate(T.Topology, raw, base=base)
     try:
-        data = read_yaml(base / raw)
+        data = read_mapping(base / raw)
     except ConfigError as exc:
         raise ConfigError("", f"cannot read {raw!r}: {exc.reason}") from None
     try:
@@ -241,4 +241,4 @@ def iter_variants(sc: Scenario):
 
 def load(path: str | Path) -> Scenario:
     path = Path(path)
-    return parse(read_yaml(path), str(path), path.parent)
+    return parse(read_mapping(path), str(path), path.parent)

@@ -167,3 +167,24 @@ def test_a_one_host_workload_built_directly_is_refused_not_hung(pattern):
 
     with pytest.raises(ValueError, match=f"{pattern} needs at least 2 hosts, got 1"):
         workload.build(scenario.Workload(pattern=pattern, message_bytes=1, fan_in=1), 1, seed=1)
+
+
+@pytest.mark.parametrize("text, why", [("", "the file is empty"), ("# nothing\n", "the file is empty"),
+                                       ("- 1\n- 2\n", "expected a mapping of keys at the top, got list [1, 2]"),
+                                       ("just words\n", "expected a mapping of keys at the top, got str 'just words'")])
+def test_a_file_that_is_not_a_mapping_is_named(tmp_path, text, why):
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    assert refused(f).errors == [(str(f), why)]
+    assert refused(f, topology.load).errors == [(str(f), why)]
+
+
+def test_a_scenarios_topology_file_with_a_mistake_is_named(tmp_path):
+    (tmp_path / "t.yaml").write_text("planes: 9\nt0_per_plane: 1\nt1_per_plane: 1\nhosts_per_t0: 2\n")
+    (tmp_path / "e.yaml").write_text("")
+    with pytest.raises(config.ConfigError) as info:
+        scenario.parse({**BASE, "topology": "t.yaml"}, base=tmp_path)
+    assert info.value.lines() == ["topology (t.yaml): planes: 9 is outside 1..8"]
+    with pytest.raises(config.ConfigError) as info:
+        scenario.parse({**BASE, "topology": "e.yaml"}, base=tmp_path)
+    assert info.value.lines() == ["topology: cannot read 'e.yaml': the file is empty"]
