@@ -111,3 +111,12 @@ def test_every_flag_has_help(main, capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "--out" in out and undocumented_flags(out) == []
+
+
+def test_the_switch_demo_refuses_a_bad_topology_or_switch_in_one_line(tmp_path, capsys):
+    from testbed import switch_demo
+
+    assert switch_demo.main(["--topology", str(tmp_path / "nope.yaml")]) == 2
+    assert one_line_error(capsys) == f"error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory"
+    assert switch_demo.main(["--switch", "t0-p9-r0"]) == 2
+    assert one_line_error(capsys) == "error: --switch: 't0-p9-r0' is not a device of topology 'demo'"
