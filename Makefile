@@ -6,60 +6,63 @@ PY     := $(VENV)/bin/python
 SHELL_VENV := .venv-shell
 GRPC   ?= 127.0.0.1:50001
 SCENARIO ?=
+# A value as one shell word, whatever it holds (spaces, quotes): $(call q,$(X));
+# $(value X) keeps a `$` in a file name from being read as a make variable.
+q = '$(subst ','"'"',$(1))'
 
 .PHONY: all build test run paper demo bench shell clean
 
 all: build
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
-	touch $@
+	$(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+	$(call q,$(PY)) -m pip install --quiet --upgrade pip
+	$(call q,$(PY)) -m pip install --quiet -e .
+	touch $(call q,$@)
 
 # The test extra (pytest) only for the tests: the simulator and the
 # controller do not need it.
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $@
+	$(call q,$(PY)) -m pip install --quiet -e '.[test]'
+	touch $(call q,$@)
 
 # Compile every P4 program into bmv2_configs/build/ (skipped, with a note,
 # when p4c-bm2-ss is absent: the committed JSON and P4Info are used).
 build: $(VENV)/.installed
-	$(PY) -m testbed.build
+	$(call q,$(PY)) -m testbed.build
 
 test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
-	$(PY) -m pytest
+	$(call q,$(PY)) -m pytest
 
 # The main job: the flagship scenario on the timed fabric of reference
 # models (scenarios/flagship.yaml), MRC against the single-path baseline.
 run: $(VENV)/.installed
-	$(PY) -m fabric_sim $(SCENARIO)
+	$(call q,$(PY)) -m fabric_sim $(if $(value SCENARIO),$(call q,$(value SCENARIO)))
 
 # The MRC paper's experiments (section 5.2) on the timed fabric, MRC against
 # RoCE: one PNG per figure and the paper.md gallery in results/paper/
 # (docs/paper.md). No BMv2 needed.
 paper: $(VENV)/.installed
-	$(PY) -m fabric_sim.paper
+	$(call q,$(PY)) -m fabric_sim.paper
 
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed
-	$(PY) -m testbed.switch_demo
+	$(call q,$(PY)) -m testbed.switch_demo
 
 bench: $(VENV)/.installed
-	$(PY) -m bench
+	$(call q,$(PY)) -m bench
 
 # p4runtime-shell needs protobuf < 3.21: it gets an environment of its own.
 $(SHELL_VENV)/.installed:
-	$(PYTHON) -m venv $(SHELL_VENV)
-	$(SHELL_VENV)/bin/pip install --quiet p4runtime-shell
-	touch $@
+	$(call q,$(PYTHON)) -m venv $(call q,$(SHELL_VENV))
+	$(call q,$(SHELL_VENV)/bin/pip) install --quiet p4runtime-shell
+	touch $(call q,$@)
 
 # Open p4runtime-shell on a running switch (GRPC=host:port), with the
 # P4Info read from the device.
 shell: $(SHELL_VENV)/.installed
-	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC) --device-id 1 --election-id 0,1
+	$(call q,$(SHELL_VENV)/bin/python) -m p4runtime_sh --grpc-addr $(call q,$(GRPC)) --device-id 1 --election-id 0,1
 
 clean:
-	rm -rf $(VENV) $(SHELL_VENV) .pytest_cache build *.egg-info /tmp/mrc-bmv2 results
+	rm -rf $(call q,$(VENV)) $(call q,$(SHELL_VENV)) .pytest_cache build *.egg-info /tmp/mrc-bmv2 results
 	find . -name __pycache__ -prune -exec rm -rf {} +

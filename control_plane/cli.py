@@ -1,6 +1,7 @@
 """mrcctl: plan, install, verify and diff the fabric's switches and NICs.
+`mrcctl COMMAND --help` lists a command's own options.
 
-    mrcctl plan TOPO [--device NAME] [--write DIR]
+    mrcctl plan TOPO [--device NAME ...] [--write DIR]
     mrcctl install TOPO [--device NAME ...] [--batch-size N] [TLS] [--election-id N]
     mrcctl verify TOPO [--device NAME ...] [TLS] [--election-id N]
     mrcctl diff TOPO [--device NAME ...] [TLS] [--election-id N]
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from control_plane import installer, nic_plan, tls, topology
 from control_plane import pipelines
+from control_plane.config import ConfigError
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from mrc_wire.constants import MAX_PORTS
@@ -65,7 +67,6 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
         entries[name[:2]] += len(state.entries())
         largest = max(largest, len(state.routes))
         if args.write:
-            args.write.mkdir(parents=True, exist_ok=True)
             (args.write / f"{name}.json").write_text(json.dumps(state_json(state), indent=1) + "\n")
     print(f"topology {topo.name}: {topo.switches} switches ({kinds['t0']} T0, {kinds['t1']} T1), {topo.nics} NICs")
     for kind in ("t0", "t1"):
@@ -171,7 +172,9 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
             print(f"error: {exc}", file=sys.stderr, flush=True)
         except Exception as exc:  # e.g. a P4Info that lacks a table: name the device
             failed += 1
-            print(f"error: {name}: {exc}", file=sys.stderr, flush=True)
+            code = getattr(getattr(exc, "code", None), "name", "")
+            why = installer.no_pipeline(topo.devices[name], code, str(getattr(exc, "message", "")))
+            print(f"error: {name}: {why or exc}", file=sys.stderr, flush=True)
         else:
             print(line, flush=True)
             failed += not ok
@@ -180,39 +183,80 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
     return 1 if failed else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _batch_size(text: str) -> int:
+    """--batch-size: updates per WriteRequest, 1 or more (checked as parsed)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: a WriteRequest carries at least 1 update")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["plan", "install", "verify", "diff"])
-    ap.add_argument("topology", type=Path)
-    ap.add_argument("--device", action="append", default=[], help="limit to this device (repeatable)")
-    ap.add_argument("--write", type=Path, help="plan: write one JSON file per device into this folder")
-    ap.add_argument("--batch-size", type=int, default=installer.DEFAULT_BATCH, help="updates per WriteRequest")
-    ap.add_argument("--election-id", type=int, default=10, help="P4Runtime election id (highest connected is primary)")
-    group = ap.add_argument_group("TLS (every device acted on; replaces the topology's tls settings)")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    topo = argparse.ArgumentParser(add_help=False)
+    topo.add_argument("topology", type=Path, help="topology file (docs/topology.md)")
+    remote = argparse.ArgumentParser(add_help=False)
+    remote.add_argument("--device", action="append", default=[], metavar="NAME",
+                        help="act on this device only (repeatable; default: every device the topology lists)")
+    remote.add_argument("--election-id", type=int, default=10,
+                        help="P4Runtime election id (the highest connected is primary; default: %(default)s)")
+    group = remote.add_argument_group("TLS (every device acted on; replaces the topology's tls settings)")
     group.add_argument("--tls-ca-cert", type=Path, help="CA certificate that signed the devices' certificates")
     group.add_argument("--tls-cert", type=Path, help="this controller's certificate (mutual TLS)")
     group.add_argument("--tls-key", type=Path, help="this controller's private key")
     group.add_argument("--tls-server-name", help="name to check the devices' certificates against")
-    args = ap.parse_args(argv)
-    logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
+    plan = sub.add_parser("plan", parents=[topo], help="print (or write) the planned tables; no device touched",
+                          description="Print the tables planned for the fabric (a summary), or for --device.")
+    plan.add_argument("--device", action="append", default=[], metavar="NAME",
+                      help="print this device's tables in full (repeatable)")
+    plan.add_argument("--write", type=Path, metavar="DIR", help="write one JSON file per switch into this folder")
+    install = sub.add_parser("install", parents=[topo, remote], help="push the pipeline and reconcile the tables",
+                             description="Push each device's pipeline if it differs, then write only the "
+                                         "inserts, modifies and deletes its tables need.")
+    install.add_argument("--batch-size", type=_batch_size, default=installer.DEFAULT_BATCH,
+                         help="updates per WriteRequest (default: %(default)s)")
+    sub.add_parser("verify", parents=[topo, remote], help="compare the devices' tables with the plan",
+                   description="Read each device's tables; exit 1 if any differs from the plan.")
+    sub.add_parser("diff", parents=[topo, remote], help="list every entry that differs from the plan",
+                   description="Read each device's tables and list each entry to insert (+), modify (~) or delete (-).")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    # finsy logs a failed session with its traceback; the device's error line says it in one line
+    logging.getLogger("finsy").setLevel(logging.CRITICAL + 1)
     logging.basicConfig(format="%(levelname)s: %(message)s")  # the plaintext warning, on one line
     try:
         topo = topology.load(args.topology)
-        settings = tls.from_flags({k: getattr(args, f"tls_{k}") for k in tls.KEYS}, "--tls-")
-        if settings is not None:
-            devices = {n: dataclasses.replace(d, tls=settings) for n, d in topo.devices.items()}
-            topo = dataclasses.replace(topo, devices=devices)
-    except (topology.TopologyError, tls.TlsError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if args.command != "plan":
+            settings = tls.from_flags({k: getattr(args, f"tls_{k}") for k in tls.KEYS}, "--tls-")
+            if settings is not None:
+                devices = {n: dataclasses.replace(d, tls=settings) for n, d in topo.devices.items()}
+                topo = topo.model_copy(update={"devices": devices})
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
     if args.command == "plan":
+        try:
+            if args.write:
+                args.write.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"error: --write: {args.write}: {exc.strerror}", file=sys.stderr)
+            return 2
         return cmd_plan(topo, args)
     names = args.device or list(topo.devices)  # switches and NICs, in the file's order
     missing = [n for n in names if n not in topo.devices]
     if missing:
         print(f"error: devices: no P4Runtime address for {', '.join(missing)}", file=sys.stderr)
         return 2
-    return asyncio.run(_each(topo, names, args.command, args.batch_size, args.election_id))
+    return asyncio.run(_each(topo, names, args.command, getattr(args, "batch_size", installer.DEFAULT_BATCH),
+                             args.election_id))
 
 
 if __name__ == "__main__":

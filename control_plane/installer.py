@@ -90,6 +90,9 @@ async def connect(
                                         min(timeout, tls_errors.PROBE_TIMEOUT))
         if cause:
             raise DeviceError(device.name, cause) from None
+        cause = not_p4runtime(device, exc.code.name, exc.message)
+        if cause:
+            raise DeviceError(device.name, cause) from None
         if exc.code == GRPCStatusCode.UNAVAILABLE:
             raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc.message}") from None
         raise DeviceError(device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}") from None
@@ -101,6 +104,25 @@ async def connect(
         yield sw
     finally:
         await sw.__aexit__(None, None, None)
+
+
+def not_p4runtime(device: Device, code: str, message: str) -> str | None:
+    """Why the server at the device's address is not a P4Runtime device
+    it could talk to, from gRPC's status, or None."""
+    if code == "UNIMPLEMENTED":
+        return (f"not a P4Runtime server at {device.grpc_addr}: it answers gRPC but has no P4Runtime service "
+                f"({message.strip()})")
+    if code == "UNAVAILABLE" and ("HTTP/2" in message or "http1" in message.lower()):
+        return f"not a P4Runtime server at {device.grpc_addr}: it does not speak gRPC (HTTP/2)"
+    return None
+
+
+def no_pipeline(device: Device, code: str, message: str) -> str | None:
+    """FAILED_PRECONDITION without a pipeline, said as what to check, or None."""
+    if code != "FAILED_PRECONDITION" or "pipeline" not in message.lower():
+        return None
+    return (f"no pipeline on device_id {device.device_id} at {device.grpc_addr} ({message.strip()}): "
+            f"either device_id is wrong for this server, or no pipeline was pushed (mrcctl install pushes one)")
 
 
 def _check_loaded(device: Device, sw: fy.Switch, p4info: Path) -> None:

@@ -14,6 +14,7 @@ it refused). docs/tls.md is the lab guide.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -21,6 +22,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
+from pydantic import Field
+
+from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, short
+
+LOG = logging.getLogger("control_plane.tls")
 
 if TYPE_CHECKING:
     import finsy as fy
@@ -28,13 +34,16 @@ if TYPE_CHECKING:
 KEYS = ("ca_cert", "cert", "key", "server_name")
 
 
-class TlsError(ValueError):
-    """Bad TLS settings: `path` names the field, the message the reason."""
+TlsError = ConfigError  # the old name: callers catch it
 
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
+
+class TlsFile(Model):
+    """`devices[i].tls` as the file writes it (the files are checked by `load`)."""
+
+    ca_cert: str | None = Field(None, description="the CA certificate that signed the device's certificate")
+    cert: str | None = Field(None, description="this controller's certificate (mutual TLS; with key)")
+    key: str | None = Field(None, description="this controller's private key (mutual TLS; with cert)")
+    server_name: str | None = Field(None, description="the name to check the device's certificate against")
 
 
 @dataclass(frozen=True)
@@ -64,10 +73,10 @@ def load(raw: Any, path: str, base: Path = Path(".")) -> TlsSettings:
     field path `path` (e.g. "devices[0].tls"); relative file paths are taken
     from `base` (the topology file's folder). Raise TlsError naming the field."""
     if not isinstance(raw, Mapping):
-        raise TlsError(path, f"expected a mapping with {', '.join(KEYS)}, got {raw!r}")
-    for key in raw:
-        if key not in KEYS:
-            raise TlsError(f"{path}.{key}", f"unknown key (expected {', '.join(KEYS)})")
+        raise TlsError(path, f"expected a mapping with {', '.join(KEYS)}, got {short(raw)}")
+    unknown = [(f"{path}.{key}", f"unknown key (expected {', '.join(KEYS)})") for key in raw if key not in KEYS]
+    if unknown:
+        raise TlsError.of(unknown)
     return from_fields(dict(raw), {k: f"{path}.{k}" for k in KEYS}, base)
 
 
@@ -75,24 +84,61 @@ def from_fields(values: Mapping[str, Any], names: Mapping[str, str], base: Path 
     """TlsSettings from `values` keyed by KEYS (None: not given); `names`
     says how each field is called in errors (a field path, a flag)."""
     given = {k: values.get(k) for k in KEYS}
-    for k, v in given.items():
-        if v is not None and (not isinstance(v, str | Path) or not str(v)):
-            raise TlsError(names[k], f"expected a {'name' if k == 'server_name' else 'file path'}, got {v!r}")
+    errors = [(names[k], f"expected a {'name' if k == 'server_name' else 'file path'}, got {short(v)}")
+              for k, v in given.items() if v is not None and (not isinstance(v, str | Path) or not str(v))]
     if given["ca_cert"] is None:
-        raise TlsError(names["ca_cert"], "missing: the CA certificate that signed the device's certificate")
+        errors.append((names["ca_cert"], "missing: the CA certificate that signed the device's certificate"))
     if (given["cert"] is None) != (given["key"] is None):
         have, lack = ("cert", "key") if given["key"] is None else ("key", "cert")
-        raise TlsError(names[lack], f"missing: {names[have]} is given, and a client certificate needs both cert and key")
-    ca = _file(given["ca_cert"], names["ca_cert"], base)
-    _certificates(ca, names["ca_cert"])
-    cert = key = None
-    if given["cert"] is not None:
-        cert = _file(given["cert"], names["cert"], base)
-        key = _file(given["key"], names["key"], base)
-        leaf = _certificates(cert, names["cert"])[0]
-        _check_key(key, names["key"], leaf, names["cert"], cert)
+        errors.append((names[lack], f"missing: {names[have]} is given, and a client certificate needs both "
+                                    "cert and key"))
+    if errors:
+        raise TlsError.of(errors)
+    ca = cert = key = None
+    for check in (lambda: _ca(given["ca_cert"], names["ca_cert"], base),
+                  lambda: _pair(given, names, base)):  # both checked, every mistake reported
+        try:
+            got = check()
+        except TlsError as exc:
+            errors += exc.errors
+            continue
+        if isinstance(got, Path):
+            ca = got
+        elif got is not None:
+            cert, key = got
+    if errors:
+        raise TlsError.of(errors)
     server_name = str(given["server_name"]) if given["server_name"] is not None else None
     return TlsSettings(ca_cert=ca, cert=cert, key=key, server_name=server_name)
+
+
+def _ca(value: Any, name: str, base: Path) -> Path:
+    ca = _file(value, name, base)
+    _certificates(ca, name)
+    return ca
+
+
+def _pair(given: Mapping[str, Any], names: Mapping[str, str], base: Path) -> tuple[Path, Path] | None:
+    if given["cert"] is None:
+        return None
+    cert = _file(given["cert"], names["cert"], base)
+    key = _file(given["key"], names["key"], base)
+    leaf = _certificates(cert, names["cert"])[0]
+    _check_key(key, names["key"], leaf, names["cert"], cert)
+    warning = key_mode_warning(names["key"], key)
+    if warning:
+        LOG.warning(warning)
+    return cert, key
+
+
+def key_mode_warning(name: str, path: Path) -> str | None:
+    """The one-line warning for a private key that others may read (a
+    key that leaks lets anyone act as this controller), else None."""
+    mode = path.stat().st_mode & 0o077
+    if not mode:
+        return None
+    return (f"{name}: {path} is readable by {'others' if mode & 0o007 else 'its group'} "
+            f"(mode {path.stat().st_mode & 0o777:o}): chmod 600 it")
 
 
 def from_flags(values: Mapping[str, Any], prefix: str) -> TlsSettings | None:
@@ -109,6 +155,8 @@ def _file(value: Any, name: str, base: Path) -> Path:
         raise TlsError(name, f"file not found: {path}")
     if not path.is_file():
         raise TlsError(name, f"not a file: {path}")
+    if path.stat().st_size > MAX_FILE_BYTES:  # a certificate or key is a few KiB
+        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     try:
         path.read_bytes()
     except OSError as exc:

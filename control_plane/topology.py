@@ -9,11 +9,12 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Annotated, Any, Iterator
 
-import yaml
+from pydantic import StrictInt, BeforeValidator, Field, PlainValidator, ValidationInfo, create_model, model_validator
 
 from control_plane import tls as tls_settings
+from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
 from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, UNROUTABLE_PREFIXES,
                                 plane_port)
 from mrc_wire.ids import DeviceId
@@ -24,13 +25,7 @@ MAX_INDEX = 2**11  # index is 11 bits of a uSID
 UNROUTABLE = {name: ipaddress.IPv6Network(net) for name, net in UNROUTABLE_PREFIXES.items()}
 
 
-class TopologyError(ValueError):
-    """A bad topology file: `path` names the field, the message the reason."""
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
+TopologyError = ConfigError  # the old name: callers catch it
 
 
 @dataclass(frozen=True)
@@ -46,25 +41,182 @@ class Device:
     tls: tls_settings.TlsSettings | None = None  # None: plaintext (control_plane/tls.py)
 
 
-@dataclass(frozen=True)
-class Congestion:
-    ecn_threshold: int
-    trim_threshold: int
-    trim_bytes: int
+class Congestion(Model):
+    ecn_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked") = \
+        CONGESTION_DEFAULTS["ecn_threshold"]
+    trim_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed") = \
+        CONGESTION_DEFAULTS["trim_threshold"]
+    trim_bytes: Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps") = CONGESTION_DEFAULTS["trim_bytes"]
 
 
-@dataclass(frozen=True)
-class Topology:
+# The DSCP of each traffic class; defaults from mrc_wire.constants.
+Dscp = create_model("Dscp", __base__=Model, **{k: (Int(0, 63), v) for k, v in DSCP_DEFAULTS.items()})
+
+
+def _net(plen: int) -> Any:
+    """A /plen IPv6 prefix outside every class the switches drop."""
+    def check(raw: Any) -> ipaddress.IPv6Network:
+        if isinstance(raw, ipaddress.IPv6Network):
+            return raw
+        if not isinstance(raw, str):
+            raise ConfigError("", f"not an IPv6 prefix: {short(raw)}")
+        try:
+            net = ipaddress.IPv6Network(raw)
+        except ValueError as exc:
+            raise ConfigError("", f"not an IPv6 prefix: {exc}") from None
+        if net.prefixlen != plen:
+            raise ConfigError("", f"must be a /{plen}, got /{net.prefixlen}")
+        for name, cls in UNROUTABLE.items():
+            if net.overlaps(cls):
+                raise ConfigError("", f"{net} overlaps {cls} ({name}): switches drop those addresses")
+        return net
+    return Annotated[ipaddress.IPv6Network, PlainValidator(check, json_schema_input_type=str),
+                     Field(validate_default=True)]
+
+
+class DeviceEntry(Model):
+    """One entry of `devices` as the file writes it."""
+
     name: str
-    planes: int
-    t0_per_plane: int
-    t1_per_plane: int
-    hosts_per_t0: int
-    usid_block: ipaddress.IPv6Network
-    nic_prefix: ipaddress.IPv6Network
-    congestion: Congestion
-    dscp: dict[str, int]
-    devices: dict[str, Device] = field(default_factory=dict)
+    grpc: str = Field(description="host:port of the device's P4Runtime server")
+    device_id: Int(0, 2**64 - 1) = 1
+    port_map: dict[StrictInt, StrictInt] | None = Field(None, description="logical port -> device port (switches)")
+    # checked by tls.load, which names each file's fault (TlsFile is the format)
+    tls: Annotated[Any, BeforeValidator(lambda v: v, json_schema_input_type=tls_settings.TlsFile | None)] = None
+
+
+def _dscp(raw: Any) -> dict[str, int]:
+    """Every class's DSCP (defaults filled in), no value used twice."""
+    d = validate(Dscp, {} if raw is None else raw).model_dump()
+    seen: dict[int, str] = {}
+    errors = []
+    for cls, value in d.items():
+        if value in seen:
+            errors.append((cls, f"value {value} is already used by dscp.{seen[value]}"))
+        seen.setdefault(value, cls)
+    if errors:
+        raise ConfigError.of(errors)
+    return d
+
+
+def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
+    """The `devices` list, checked against the topology's own fields."""
+    if isinstance(raw, dict):
+        return raw  # already built (a copy of a checked topology)
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise ConfigError("", "expected a list")
+    shape = {k: info.data.get(k) for k in ("name", "planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0")}
+    if None in shape.values():
+        return {}  # the sizes have errors of their own; devices cannot be placed
+    topo = Topology.model_construct(**shape)
+    base = (info.context or {}).get("base", Path("."))
+    devices: dict[str, Device] = {}
+    addrs: dict[tuple[str, int], str] = {}
+    errors: list[tuple[str, str]] = []
+    for i, item in enumerate(raw):
+        try:
+            e = validate(DeviceEntry, item)
+        except ConfigError as exc:
+            errors += exc.prefixed(f"[{i}]").errors
+            continue
+        errors += [(f"[{i}].{p}", r) for p, r in _device_errors(e, topo, devices, addrs)]
+        if not errors:
+            try:
+                port_map = _port_map(e.port_map, f"[{i}].port_map", topo, topo.device(e.name))
+                # named in full: a TLS error may name another field (the cert of a key)
+                tls = tls_settings.load(item["tls"], f"devices[{i}].tls", base) if e.tls is not None else None
+            except ConfigError as exc:
+                errors += [(p.removeprefix("devices"), r) for p, r in exc.errors]
+                continue
+            devices[e.name] = Device(name=e.name, grpc_addr=e.grpc, device_id=e.device_id, port_map=port_map,
+                                     tls=tls)
+    if errors:
+        raise ConfigError.of(errors)
+    return devices
+
+
+def _device_errors(e: DeviceEntry, topo: Topology, devices: dict[str, Device],
+                   addrs: dict[tuple[str, int], str]) -> list[tuple[str, str]]:
+    try:
+        topo.device(e.name)
+    except ValueError as exc:
+        return [("name", str(exc))]
+    if e.name in devices:
+        return [("name", f"{e.name!r} is listed twice")]
+    host, _, port = e.grpc.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return [("grpc", f"expected host:port, got {short(e.grpc)}")]
+    key = (_host_key(host), int(port)), e.device_id
+    if key in addrs:  # one server, one device id: the second would take the first's tables
+        return [("grpc", f"{e.grpc} device {e.device_id} is already used by {addrs[key]} "
+                         f"({e.name} and {addrs[key]} would be the same device)")]
+    addrs[key] = e.name
+    return []
+
+
+def _host_key(host: str) -> str:
+    """A host as the kernel sees it: localhost and 127.0.0.1 are one."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
+    """A complete, one-to-one map of the switch's logical ports to device ports."""
+    if raw is None:
+        return {}
+    if not dev.is_switch:
+        raise ConfigError(path, "only a switch takes a port map (a NIC's ports are fixed)")
+    ports = topo.switch_ports(dev)
+    out: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for logical, device_port in raw.items():
+        if logical not in ports:
+            raise ConfigError(path, f"{logical!r} is not a port of {dev} (ports {ports.start}..{ports.stop - 1})")
+        if not 0 <= device_port < MAX_PORTS:
+            raise ConfigError(f"{path}.{logical}", f"expected a device port 0..{MAX_PORTS - 1}, got {device_port!r}")
+        if device_port in used:
+            raise ConfigError(f"{path}.{logical}", f"device port {device_port} is also port {used[device_port]}'s")
+        used[device_port] = logical
+        out[logical] = device_port
+    missing = [p for p in ports if p not in out]
+    if missing:
+        raise ConfigError(path, f"logical ports {missing} are not mapped (a port map names every port)")
+    return out
+
+
+class Topology(Model):
+    name: str = "unnamed"
+    planes: Int(1, MAX_PLANES)
+    t0_per_plane: Int(1, MAX_INDEX)
+    t1_per_plane: Int(1, MAX_INDEX)
+    hosts_per_t0: Int(1, MAX_INDEX)
+    usid_block: _net(32) = "fcbb:bb00::/32"
+    nic_prefix: _net(64) = "fd00:0:0:1::/64"
+    congestion: Congestion = Congestion()
+    dscp: Annotated[dict[str, int], BeforeValidator(_dscp, json_schema_input_type=Dscp)] = Dscp().model_dump()
+    devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Topology":
+        errors = []
+        if self.hosts_per_t0 + self.t1_per_plane > MAX_PORTS:
+            errors.append(("hosts_per_t0", f"a T0 needs {self.hosts_per_t0} + {self.t1_per_plane} ports, "
+                                           f"over {MAX_PORTS}"))
+        if self.t0_per_plane > MAX_PORTS:
+            errors.append(("t0_per_plane", f"a T1 needs {self.t0_per_plane} ports, over {MAX_PORTS}"))
+        if self.nic_prefix.overlaps(self.usid_block):
+            errors.append(("nic_prefix", f"{self.nic_prefix} is inside usid_block {self.usid_block}: "
+                                         "NIC addresses and uSIDs are separate (DESIGN.md section 3)"))
+        if errors:
+            raise ConfigError.of(errors)
+        return self
 
     # T0 port numbering: downlink k is port k, uplink j is port H + j.
     def t0_downlink_port(self, k: int) -> int:
@@ -143,165 +295,11 @@ class Topology:
         return dev
 
 
-def _get(data: dict[str, Any], key: str, path: str) -> Any:
-    if key not in data:
-        raise TopologyError(f"{path}{key}", "missing key")
-    return data[key]
-
-
-def _int(data: dict[str, Any], key: str, path: str, lo: int, hi: int, default: int | None = None) -> int:
-    if default is not None and key not in data:
-        return default
-    value = _get(data, key, path)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TopologyError(f"{path}{key}", f"expected an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise TopologyError(f"{path}{key}", f"{value} is outside {lo}..{hi}")
-    return value
-
-
-def _net(data: dict[str, Any], key: str, path: str, default: str, plen: int) -> ipaddress.IPv6Network:
-    raw = data.get(key, default)
-    try:
-        net = ipaddress.IPv6Network(str(raw))
-    except ValueError as exc:
-        raise TopologyError(f"{path}{key}", f"not an IPv6 prefix: {exc}") from None
-    if net.prefixlen != plen:
-        raise TopologyError(f"{path}{key}", f"must be a /{plen}, got /{net.prefixlen}")
-    for name, cls in UNROUTABLE.items():
-        if net.overlaps(cls):
-            raise TopologyError(f"{path}{key}", f"{net} overlaps {cls} ({name}): switches drop those addresses")
-    return net
-
-
 def parse(data: Any, source: str = "<topology>") -> Topology:
-    """Validate a topology loaded from YAML; raise TopologyError on any fault."""
-    if not isinstance(data, dict):
-        raise TopologyError(source, "the file must hold a mapping")
-    known = {
-        "name", "planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0",
-        "usid_block", "nic_prefix", "congestion", "dscp", "devices",
-    }
-    for key in data:
-        if key not in known:
-            raise TopologyError(str(key), "unknown key")
-    planes = _int(data, "planes", "", 1, MAX_PLANES)
-    rows = _int(data, "t0_per_plane", "", 1, MAX_INDEX)
-    spines = _int(data, "t1_per_plane", "", 1, MAX_INDEX)
-    hosts = _int(data, "hosts_per_t0", "", 1, MAX_INDEX)
-    if hosts + spines > MAX_PORTS:
-        raise TopologyError("hosts_per_t0", f"a T0 needs {hosts} + {spines} ports, over {MAX_PORTS}")
-    if rows > MAX_PORTS:
-        raise TopologyError("t0_per_plane", f"a T1 needs {rows} ports, over {MAX_PORTS}")
-    block = _net(data, "usid_block", "", "fcbb:bb00::/32", 32)
-    nic_prefix = _net(data, "nic_prefix", "", "fd00:0:0:1::/64", 64)
-
-    cong_raw = data.get("congestion", {}) or {}
-    if not isinstance(cong_raw, dict):
-        raise TopologyError("congestion", "expected a mapping")
-    for key in cong_raw:
-        if key not in CONGESTION_DEFAULTS:
-            raise TopologyError(f"congestion.{key}", "unknown key")
-    congestion = Congestion(
-        ecn_threshold=_int(cong_raw, "ecn_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["ecn_threshold"]),
-        trim_threshold=_int(cong_raw, "trim_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["trim_threshold"]),
-        trim_bytes=_int(cong_raw, "trim_bytes", "congestion.", MIN_TRIM_BYTES, 9000, CONGESTION_DEFAULTS["trim_bytes"]),
-    )
-
-    dscp_raw = data.get("dscp", {}) or {}
-    if not isinstance(dscp_raw, dict):
-        raise TopologyError("dscp", "expected a mapping")
-    for key in dscp_raw:
-        if key not in DSCP_DEFAULTS:
-            raise TopologyError(f"dscp.{key}", "unknown DSCP class")
-    dscp = {k: _int(dscp_raw, k, "dscp.", 0, 63, v) for k, v in DSCP_DEFAULTS.items()}
-    seen: dict[int, str] = {}
-    for cls, value in dscp.items():
-        if value in seen:
-            raise TopologyError(f"dscp.{cls}", f"value {value} is already used by dscp.{seen[value]}")
-        seen[value] = cls
-
-    topo = Topology(
-        name=str(data.get("name", "unnamed")),
-        planes=planes,
-        t0_per_plane=rows,
-        t1_per_plane=spines,
-        hosts_per_t0=hosts,
-        usid_block=block,
-        nic_prefix=nic_prefix,
-        congestion=congestion,
-        dscp=dscp,
-    )
-    devices = _parse_devices(data.get("devices", []) or [], topo, Path(source).parent)
-    return Topology(**{**topo.__dict__, "devices": devices})
-
-
-def _parse_devices(raw: Any, topo: Topology, base: Path) -> dict[str, Device]:
-    if not isinstance(raw, list):
-        raise TopologyError("devices", "expected a list")
-    devices: dict[str, Device] = {}
-    addrs: dict[tuple[str, int], str] = {}
-    for i, item in enumerate(raw):
-        path = f"devices[{i}]."
-        if not isinstance(item, dict):
-            raise TopologyError(f"devices[{i}]", "expected a mapping")
-        name = _get(item, "name", path)
-        try:
-            topo.device(str(name))
-        except ValueError as exc:
-            raise TopologyError(f"{path}name", str(exc)) from None
-        if name in devices:
-            raise TopologyError(f"{path}name", f"{name!r} is listed twice")
-        grpc = str(_get(item, "grpc", path))
-        host, _, port = grpc.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise TopologyError(f"{path}grpc", f"expected host:port, got {grpc!r}")
-        device_id = _int(item, "device_id", path, 0, 2**64 - 1, 1)
-        key = (grpc, device_id)
-        if key in addrs:
-            raise TopologyError(f"{path}grpc", f"{grpc} device {device_id} is already used by {addrs[key]}")
-        addrs[key] = name
-        port_map = _port_map(item.get("port_map"), f"{path}port_map", topo, topo.device(str(name)))
-        tls = None
-        if item.get("tls") is not None:  # relative paths: from the topology file's folder
-            try:
-                tls = tls_settings.load(item["tls"], f"{path}tls", base)
-            except tls_settings.TlsError as exc:
-                raise TopologyError(exc.path, exc.reason) from None
-        devices[name] = Device(name=name, grpc_addr=grpc, device_id=device_id, port_map=port_map, tls=tls)
-    return devices
-
-
-def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
-    """A complete, one-to-one map of the switch's logical ports to device ports."""
-    if raw is None:
-        return {}
-    if not dev.is_switch:
-        raise TopologyError(path, "only a switch takes a port map (a NIC's ports are fixed)")
-    if not isinstance(raw, dict):
-        raise TopologyError(path, "expected a mapping of logical port to device port")
-    ports = topo.switch_ports(dev)
-    out: dict[int, int] = {}
-    used: dict[int, int] = {}
-    for logical, device_port in raw.items():
-        if not isinstance(logical, int) or isinstance(logical, bool) or logical not in ports:
-            raise TopologyError(path, f"{logical!r} is not a port of {dev} (ports {ports.start}..{ports.stop - 1})")
-        if not isinstance(device_port, int) or isinstance(device_port, bool) or not 0 <= device_port < MAX_PORTS:
-            raise TopologyError(f"{path}.{logical}", f"expected a device port 0..{MAX_PORTS - 1}, got {device_port!r}")
-        if device_port in used:
-            raise TopologyError(f"{path}.{logical}", f"device port {device_port} is also port {used[device_port]}'s")
-        used[device_port] = logical
-        out[logical] = device_port
-    missing = [p for p in ports if p not in out]
-    if missing:
-        raise TopologyError(path, f"logical ports {missing} are not mapped (a port map names every port)")
-    return out
+    """Validate a topology loaded from YAML; ConfigError with every mistake.
+    Relative TLS file paths are taken from `source`'s folder."""
+    return validate(Topology, data, base=Path(source).parent)
 
 
 def load(path: str | Path) -> Topology:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise TopologyError(str(path), f"not valid YAML: {exc}") from None
-    return parse(data, str(path))
+    return parse(read_mapping(path), str(path))

@@ -14,12 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from control_plane.pipelines import REPO
-from fabric_sim import plots, report, scenario
+from control_plane.pipelines import RESULTS, SCENARIOS
+from fabric_sim import outdir, plots, report, scenario
 from fabric_sim.run import run
 from fabric_sim.workload import Message
 
-DEFAULT = REPO / "scenarios" / "flagship.yaml"
+DEFAULT = SCENARIOS / "flagship.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,14 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>)")
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
-    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--no-plots", action="store_true", help="write results.json and the CSV files, no PNG figures")
     ap.add_argument("--bmv2", action="store_true", help="also run every transport on the BMv2 fabric and compare "
                     "who got through (needs simple_switch_grpc and root; small topologies)")
     args = ap.parse_args(argv)
     try:
         sc = scenario.load(args.scenario)
     except scenario.ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
     if sc.meta.get("sweep"):
         n = 1
@@ -49,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --transport: {', '.join(sorted(unknown))} not in {args.scenario} "
               f"(it has {', '.join(t.name for t in sc.transports)})", file=sys.stderr)
         return 2
-    out = args.out or REPO / "results" / sc.name
+    out = args.out or RESULTS / sc.name
+    problem = outdir.unwritable(out)  # refused before the run, not after it
+    problem = f"--out: {problem}" if problem else (_bmv2_refusal(sc) if args.bmv2 else None)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     topo = sc.topology
     print(f"scenario {sc.name} ({args.scenario}): {topo.nics} NICs, {topo.switches} switches "
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
@@ -81,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         for t, model in zip(chosen, list(results)):
             print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
             r = on_bmv2.run_bmv2(sc, t)
-            r.transport = type(t)(**{**t.__dict__, "name": f"{t.name}@bmv2"})
+            r.transport = t.model_copy(update={"name": f"{t.name}@bmv2"})
             results.append(r)
             same = _delivered(model.messages) == _delivered(r.messages)
             print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
@@ -100,6 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
           + (", " + ", ".join(p.name for p in made) if made else ""))
     return 0
+
+
+def _bmv2_refusal(sc: scenario.Scenario) -> str | None:
+    from fabric_sim import on_bmv2  # noqa: PLC0415 (needs the BMv2 harness)
+
+    reason = on_bmv2.unsupported(sc)
+    return f"--bmv2: {reason}" if reason else None
 
 
 def _delivered(msgs: list[Message]) -> set[int]:

@@ -8,12 +8,12 @@ NIC model its packet, and takes back what the NIC model parsed."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Iterator, Protocol
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
 from fabric_sim.links import Egress, LiveDepth
+from fabric_sim.scenario import Links
 from mrc_wire import entries as E
 from mrc_wire import ids
 from mrc_wire import packet as W
@@ -24,13 +24,7 @@ from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel
 
 
-@dataclass(frozen=True)
-class LinkConfig:
-    nic_gbps: float = 100.0  # NIC-T0 links, per plane
-    fabric_gbps: float = 100.0  # T0-T1 links
-    prop_us: float = 0.5  # propagation delay of every link
-    data_queue: int = 256  # packets; tail drop beyond
-    high_queue: int = 1024
+LinkConfig = Links  # the scenario's `links:` (fabric_sim/scenario.py), one class
 
 
 def base_rtt(c: LinkConfig, mtu: int) -> float:

@@ -29,7 +29,7 @@ from control_plane.topology import Topology
 from fabric_sim import workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
-from fabric_sim.fabric import LinkConfig, base_rtt
+from fabric_sim.fabric import base_rtt
 from fabric_sim.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport
 from mrc_wire import ids
@@ -178,7 +178,7 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
                                              seed=sc.seed + n, on_message=drv.delivered, slot_sink=nic.slots)
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
-        rtt = base_rtt(LinkConfig(**sc.links.__dict__), sc.endpoint.mtu)
+        rtt = base_rtt(sc.links, sc.endpoint.mtu)
         flows = Counter(a for a, _ in links)
         for (a, b), qps in links.items():
             for q in qps:

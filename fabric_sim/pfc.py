@@ -30,17 +30,17 @@ without PFC): the high-priority queue is neither paused nor accounted.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from fabric_sim.fields import ScenarioError, flag, mapping, num
+from pydantic import Field, StrictBool, ValidationInfo, field_validator
+
+from control_plane.config import Model, Num
 from mrc_wire.constants import plane_port
 
 FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
 
 
-@dataclass(frozen=True)
-class PfcConfig:
+class PfcConfig(Model):
     """Thresholds per ingress (device, port) of the lossless priority, KiB.
     Defaults: SONiC's lossless profile for NVIDIA Spectrum switches
     (pg_profile_lookup.ini) sends XOFF once 19,456 bytes are held; XON two
@@ -48,24 +48,31 @@ class PfcConfig:
     2 x propagation x rate + 2 frames for each link, the formula of
     802.1Qbb guides and SONiC's buffer manager (what the wire holds both
     ways, plus the frame being sent at each end)."""
-    enabled: bool = True
-    xoff_kb: float = 19.0
-    xon_kb: float = 11.0
-    headroom_kb: float | None = None
+
+    enabled: StrictBool = Field(True, description="default: on for kind roce, off otherwise")
+    xoff_kb: Num(0.001, 1e6, "ingress KiB at which XOFF is sent") = 19.0
+    xon_kb: Num(0, 1e6, "ingress KiB at or below which XON is sent") = 11.0
+    headroom_kb: Num(0, 1e6, "buffer above XOFF; default: 2 x propagation x rate + 2 frames") | None = None
+
+    @field_validator("xon_kb")
+    @classmethod
+    def _below_xoff(cls, xon: float, info: ValidationInfo) -> float:
+        xoff = info.data.get("xoff_kb")
+        if xoff is not None and xon > xoff:
+            raise ValueError(f"{xon:g} is above xoff_kb {xoff:g}")
+        return xon
 
 
-def parse(raw: Any, path: str, kind: str) -> PfcConfig | None:
-    """`transports[i].pfc`: on by default for kind roce, refused for others."""
-    r = mapping(raw, path, set(PfcConfig.__dataclass_fields__))
-    p = f"{path}."
-    d = PfcConfig
-    cfg = PfcConfig(flag(r, "enabled", p, kind == "roce"), num(r, "xoff_kb", p, d.xoff_kb, 0.001, 1e6),
-                    num(r, "xon_kb", p, d.xon_kb, 0, 1e6), num(r, "headroom_kb", p, d.headroom_kb, 0, 1e6))
-    if cfg.enabled and kind != "roce":
-        raise ScenarioError(f"{p}enabled", f"PFC is for kind roce (its lossless class), not {kind}")
-    if cfg.xon_kb > cfg.xoff_kb:
-        raise ScenarioError(f"{p}xon_kb", f"{cfg.xon_kb} is above xoff_kb {cfg.xoff_kb}")
-    return cfg if cfg.enabled else None
+def resolve(raw: Any, kind: str | None) -> Any:
+    """`transports[i].pfc` as written, for its kind: None where PFC is off
+    (the default but for roce); refused on another kind's lossy class."""
+    r = raw if isinstance(raw, dict) else {} if raw is None else raw
+    if not isinstance(r, dict):
+        return r  # the model says what is wrong with it
+    enabled = r.get("enabled", kind == "roce")
+    if enabled is True and kind != "roce":
+        raise ValueError(f"PFC is for kind roce (its lossless class), not {kind}")
+    return r if enabled is True else None if enabled is False else r  # not a bool: the model says so
 
 
 def headroom_bytes(cfg: PfcConfig, gbps: float, prop_us: float) -> int:

@@ -12,7 +12,7 @@ from control_plane import addressing as A
 from fabric_sim import faults, pfc, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
-from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.fabric import Fabric
 from fabric_sim.links import Egress
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
@@ -73,7 +73,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     sim = Sim()
     # DCQCN's network marks ECN at the last hop too: the RoCE baseline's switches do.
-    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed, mark_last_hop=t.kind == "roce",
+    fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=t.kind == "roce",
                  egress=pfc.PfcEgress if t.pfc else Egress)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)

@@ -1,21 +1,83 @@
-"""The timed events of a scenario file (`events:`), checked against a
-topology; faults.py applies them. Every error names the field path."""
+"""The timed events of a scenario file (`events:`): their format (EventSpec,
+one key per kind) and their check against the topology, which gives the
+Event that faults.py applies. Every error names the field path."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationInfo, model_validator
 
 from control_plane import topology as T
-from fabric_sim.fields import ScenarioError, mapping, num
+from control_plane.config import ConfigError, Int, Model, Num, validate
 
-EVENTS = {  # event key -> what its value is
-    "link_down": "cable", "link_up": "cable", "switch_down": "switch", "switch_up": "switch",
-    "plane_down": "plane", "plane_up": "plane", "nic_port_down": "nic_port", "nic_port_up": "nic_port",
-    "link_loss": "cable_value", "link_rate": "cable_value", "link_latency": "cable_value",
-    "nic_rx_loss": "rx_loss", "ev_loss": "ev_loss",
-}
-VALUE_KEY = {"link_loss": "rate", "link_rate": "gbps", "link_latency": "us"}
+Cable = Annotated[list[str], Field(min_length=2, max_length=2, description="[device, device]")]
+
+
+class NicPort(Model):
+    nic: str
+    plane: Int(0, 7)
+
+
+class RxLoss(Model):
+    """Every NIC (or one) drops this share of what it receives."""
+
+    rate: Num(0, 1.0)
+    nic: str | None = None
+
+
+class EvLoss(Model):
+    """A NIC drops this share of what its QPs send on their EVs of one plane."""
+
+    nic: str
+    plane: Int(0, 7)
+    rate: Num(0, 1.0)
+
+
+class LinkLoss(Model):
+    link: Cable
+    rate: Num(0, 1.0)
+
+
+class LinkRate(Model):
+    link: Cable
+    gbps: Num(0, 1e9, "the new rate (a rate of 0 would never send: use link_down)", above=True)
+
+
+class LinkLatency(Model):
+    link: Cable
+    us: Num(0, 1e9)
+
+
+class EventSpec(Model):
+    """One event: at_us and exactly one of the kinds."""
+
+    at_us: Num(0, 1e12)
+    link_down: Cable | None = None
+    link_up: Cable | None = None
+    switch_down: str | None = None
+    switch_up: str | None = None
+    plane_down: Int(0, 7) | None = None
+    plane_up: Int(0, 7) | None = None
+    nic_port_down: NicPort | None = None
+    nic_port_up: NicPort | None = None
+    link_loss: LinkLoss | None = None
+    link_rate: LinkRate | None = None
+    link_latency: LinkLatency | None = None
+    nic_rx_loss: RxLoss | None = None
+    ev_loss: EvLoss | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_kind(cls, raw: Any) -> Any:
+        if isinstance(raw, dict) and sum(k in EVENTS for k in raw) != 1:
+            raise ConfigError("", f"an event has at_us and exactly one of {', '.join(EVENTS)}")
+        return raw
+
+
+EVENTS = [k for k in EventSpec.model_fields if k != "at_us"]
+SWITCH_KINDS = ("t0", "t1")
 
 
 @dataclass(frozen=True)
@@ -26,58 +88,80 @@ class Event:
     path: str
 
 
+def parse_all(raw: Any, info: ValidationInfo) -> Any:
+    """`events:` checked against the scenario's topology and every
+    transport's own one; every mistake reported."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list | tuple) or all(isinstance(e, Event) for e in raw):
+        return raw  # pydantic says what is wrong with a non-list; Events are checked already
+    topo = info.data.get("topology")
+    own = [(t.name, t.topology) for t in info.data.get("transports") or () if t.topology is not None]
+    out, errors = [], []
+    for i, item in enumerate(raw):
+        try:
+            spec = validate(EventSpec, item)
+            if topo is None:
+                continue  # the topology has errors of its own
+            out.append(resolve(spec, topo, f"events[{i}]"))
+            for name, t_topo in own:  # a transport on its own fabric must find the event's devices there too
+                try:
+                    resolve(spec, t_topo, f"events[{i}]")
+                except ConfigError as exc:
+                    raise ConfigError.of((p, f"{r} (in transport {name}'s topology)") for p, r in exc.errors)
+        except ConfigError as exc:
+            errors += exc.prefixed(f"[{i}]").errors
+    if errors:
+        raise ConfigError.of(errors)
+    return tuple(out)
+
+
 def device(topo: T.Topology, name: Any, path: str, kinds: tuple[str, ...]) -> str:
     """The canonical name of device `name`, which must be one of `kinds`."""
     try:
         d = topo.device(str(name))
     except ValueError as exc:
-        raise ScenarioError(path, str(exc)) from None
+        raise ConfigError(path, str(exc)) from None
     if d.kind not in kinds:
-        raise ScenarioError(path, f"{name} is a {d.kind}, expected a {' or '.join(kinds)}")
+        raise ConfigError(path, f"{name} is a {d.kind}, expected a {' or '.join(kinds)}")
     return str(d)
 
 
-def parse(raw: Any, path: str, topo: T.Topology) -> Event:
-    r = mapping(raw, path, {"at_us", *EVENTS})
-    kinds = [k for k in r if k in EVENTS]
-    if len(kinds) != 1:
-        raise ScenarioError(path, f"an event has at_us and exactly one of {', '.join(EVENTS)}")
-    kind = kinds[0]
-    at = num(r, "at_us", f"{path}.", ..., 0, 1e12)
-    v, where = r[kind], f"{path}.{kind}"
-    shape = EVENTS[kind]
-    if shape == "switch":
-        return Event(at, kind, (device(topo, v, where, ("t0", "t1")),), path)
-    if shape == "plane":
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < topo.planes:
-            raise ScenarioError(where, f"expected a plane 0..{topo.planes - 1}, got {v!r}")
-        return Event(at, kind, (v,), path)
-    if shape == "nic_port":
-        m = mapping(v, where, {"nic", "plane"})
-        nic = device(topo, m.get("nic"), f"{where}.nic", ("nic",))
-        return Event(at, kind, (nic, num(m, "plane", f"{where}.", ..., 0, topo.planes - 1, True)), path)
-    if shape == "rx_loss":  # every NIC (or one) drops this share of what it receives
-        m = mapping(v, where, {"rate", "nic"})
-        nic = device(topo, m["nic"], f"{where}.nic", ("nic",)) if m.get("nic") is not None else None
-        return Event(at, kind, (num(m, "rate", f"{where}.", ..., 0, 1.0), nic), path)
-    if shape == "ev_loss":  # a NIC drops this share of what its QPs send on their EVs of one plane
-        m = mapping(v, where, {"nic", "plane", "rate"})
-        nic = device(topo, m.get("nic"), f"{where}.nic", ("nic",))
-        return Event(at, kind, (nic, num(m, "plane", f"{where}.", ..., 0, topo.planes - 1, True),
-                                num(m, "rate", f"{where}.", ..., 0, 1.0)), path)
-    cable = v if shape == "cable" else mapping(v, where, {"link", VALUE_KEY[kind]}).get("link")
-    cp = where if shape == "cable" else f"{where}.link"
-    if not isinstance(cable, list) or len(cable) != 2:
-        raise ScenarioError(cp, f"expected [device, device], got {cable!r}")
-    kinds3 = ("t0", "t1", "nic")
-    a, b = device(topo, cable[0], f"{cp}[0]", kinds3), device(topo, cable[1], f"{cp}[1]", kinds3)
+def _plane(topo: T.Topology, v: int, path: str) -> int:
+    if not v < topo.planes:
+        raise ConfigError(path, f"expected a plane 0..{topo.planes - 1}, got {v!r}")
+    return v
+
+
+def _cable(topo: T.Topology, cable: list[str], path: str) -> tuple[str, str]:
+    kinds = ("t0", "t1", "nic")
+    a, b = device(topo, cable[0], f"{path}[0]", kinds), device(topo, cable[1], f"{path}[1]", kinds)
     if not cabled(topo, a, b):
-        raise ScenarioError(cp, f"no cable between {a} and {b}")
-    if shape == "cable":
-        return Event(at, kind, (a, b), path)
-    key = VALUE_KEY[kind]
-    hi = 1.0 if kind == "link_loss" else 1e9
-    return Event(at, kind, (a, b, num(v, key, f"{where}.", ..., 0, hi)), path)
+        raise ConfigError(path, f"no cable between {a} and {b}")
+    return a, b
+
+
+def resolve(spec: EventSpec, topo: T.Topology, path: str) -> Event:
+    """The Event of a well-formed spec, its devices checked against `topo`
+    (error paths relative to the event)."""
+    kind = next(k for k in EVENTS if getattr(spec, k) is not None)
+    v = getattr(spec, kind)
+    if kind in ("switch_down", "switch_up"):
+        args: tuple[Any, ...] = (device(topo, v, kind, SWITCH_KINDS),)
+    elif kind in ("plane_down", "plane_up"):
+        args = (_plane(topo, v, kind),)
+    elif kind in ("nic_port_down", "nic_port_up"):
+        args = (device(topo, v.nic, f"{kind}.nic", ("nic",)), _plane(topo, v.plane, f"{kind}.plane"))
+    elif kind == "nic_rx_loss":
+        args = (v.rate, device(topo, v.nic, f"{kind}.nic", ("nic",)) if v.nic is not None else None)
+    elif kind == "ev_loss":
+        args = (device(topo, v.nic, f"{kind}.nic", ("nic",)), _plane(topo, v.plane, f"{kind}.plane"), v.rate)
+    elif kind in ("link_down", "link_up"):
+        args = _cable(topo, v, kind)
+    else:
+        value = {"link_loss": "rate", "link_rate": "gbps", "link_latency": "us"}[kind]
+        args = (*_cable(topo, v.link, f"{kind}.link"), getattr(v, value))
+    return Event(spec.at_us, kind, args, path)
 
 
 def cabled(topo: T.Topology, a: str, b: str) -> bool:

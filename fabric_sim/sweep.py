@@ -2,32 +2,82 @@
 [values]}`, every combination), and setting a field of a scenario by its
 dotted path (`events[0].nic_rx_loss.rate`), which tests use to shrink the
 paper's experiments. Pure operations on the raw file; scenario.variants
-parses each combination."""
+parses each combination.
+
+A sweep is checked and counted before it is expanded: every key must name
+a field of the file, every value must be valid there on its own, and the
+runs must number at most MAX_VARIANTS."""
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+import math
+import re
+from typing import Any, Callable
 
-from fabric_sim.fields import ScenarioError, mapping
+from control_plane.config import ConfigError, short
+
+MAX_VARIANTS = 10_000  # runs of one sweep file; each is a simulation
+_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?((?:\[\d+\])*)")
 
 
 def parse(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """`sweep: {dotted.path: [values]}`: the runs are every combination."""
-    r = mapping(raw, "sweep", set(raw) if isinstance(raw, dict) else set())
-    out = []
-    for key, vals in r.items():
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise ConfigError("sweep", "expected a mapping of dotted.path: [values]")
+    out, errors = [], []
+    for key, vals in raw.items():
+        path = f"sweep.{key}"
         if not isinstance(vals, list) or not vals:
-            raise ScenarioError(f"sweep.{key}", "expected a non-empty list of values")
+            errors.append((path, "expected a non-empty list of values"))
+            continue
+        try:
+            steps(str(key))
+        except ConfigError as exc:
+            errors.append((path, exc.reason))
+            continue
         out.append((str(key), tuple(vals)))
+    if errors:
+        raise ConfigError.of(errors)
+    n = math.prod(len(v) for _, v in out)
+    if n > MAX_VARIANTS:
+        raise ConfigError("sweep", f"{n:,} variants ({' x '.join(str(len(v)) for _, v in out)}), over the "
+                                   f"limit of {MAX_VARIANTS:,} runs")
     return tuple(out)
 
 
-def _steps(path: str) -> list[str | int]:
+def count(combos: tuple[tuple[str, tuple[Any, ...]], ...]) -> int:
+    return math.prod(len(v) for _, v in combos) if combos else 1
+
+
+def check(raw: dict[str, Any], combos: tuple[tuple[str, tuple[Any, ...]], ...],
+          parse_doc: Callable[[dict[str, Any]], Any]) -> None:
+    """ConfigError with every sweep value that is wrong on its own (each
+    value parsed once with the others as written: len(values) parses per
+    key, not one per combination)."""
+    errors: list[tuple[str, str]] = []
+    for key, vals in combos:
+        for v in vals:
+            try:
+                parse_doc(override(raw, {key: v}))
+            except ConfigError as exc:
+                errors += [(f"sweep ({key}={str(v)[:40]}): {p}" if not p.startswith("sweep.") else p, r)
+                           for p, r in exc.errors]
+                break  # one bad value per key is enough to show
+    if errors:
+        raise ConfigError.of(errors)
+
+
+def steps(path: str) -> list[str | int]:
+    """`events[0].nic_rx_loss.rate` as ["events", 0, "nic_rx_loss", "rate"]."""
     out: list[str | int] = []
     for part in path.split("."):
-        name, *idx = part.replace("]", "").split("[")
-        out += ([name] if name else []) + [int(i) for i in idx]
+        m = _STEP.fullmatch(part)
+        if not part or not m or not (m.group(1) or m.group(2)):
+            raise ConfigError(path, f"{part!r} is not a field name or name[index]")
+        out += ([m.group(1)] if m.group(1) else []) + [int(i) for i in re.findall(r"\d+", m.group(2))]
     return out
 
 
@@ -37,15 +87,18 @@ def override(raw: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     doc = copy.deepcopy(raw)
     for path, value in values.items():
         node: Any = doc
-        steps = _steps(path)
-        for i, step in enumerate(steps[:-1]):
+        try:
+            where = steps(path)
+        except ConfigError as exc:
+            raise ConfigError(f"sweep.{path}", exc.reason) from None
+        for i, step in enumerate(where[:-1]):
             try:
                 node = node[step]
             except (KeyError, IndexError, TypeError):
-                missing = ".".join(map(str, steps[:i + 1]))
-                raise ScenarioError(f"sweep.{path}", f"{missing} is not in the file") from None
+                missing = ".".join(map(str, where[:i + 1]))
+                raise ConfigError(f"sweep.{path}", f"{missing} is not in the file") from None
         try:
-            node[steps[-1]] = value
+            node[where[-1]] = value
         except (IndexError, TypeError):
-            raise ScenarioError(f"sweep.{path}", "cannot be set") from None
+            raise ConfigError(f"sweep.{path}", "cannot be set") from None
     return doc

@@ -46,6 +46,8 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
         return [Message(i, f.src, f.dst, f.size, f.start_us) for i, f in
                 enumerate(f for f in w.flows for _ in range(f.messages))]
     pairs: list[tuple[int, int]]
+    if len(hs) < 2:  # no pair: a permutation would search for a derangement forever
+        raise ValueError(f"{w.pattern} needs at least 2 hosts, got {len(hs)}")
     if w.pattern == "permutation":
         order = hs[:]
         while True:  # a derangement: nobody sends to itself

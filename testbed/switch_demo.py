@@ -9,6 +9,7 @@ where it left and how its address was rewritten.
 from __future__ import annotations
 
 import argparse
+import sys
 import logging
 from pathlib import Path
 
@@ -59,13 +60,22 @@ def demo_frames(topo: topology.Topology, state: S.SwitchState) -> list[tuple[str
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topology", type=Path, default=DEMO)
-    ap.add_argument("--switch", default="t0-p0-r0")
+    ap.add_argument("--topology", type=Path, default=DEMO, help="topology file (default: %(default)s)")
+    ap.add_argument("--switch", default="t0-p0-r0", help="the switch of the topology to run (default: %(default)s)")
     ap.add_argument("--model", action="store_true", help="use the reference model even if BMv2 is present")
     args = ap.parse_args(argv)
     logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
 
-    topo = topology.load(args.topology)
+    try:
+        topo = topology.load(args.topology)
+        topo.device(args.switch)
+    except topology.TopologyError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # not a device of the topology
+        print(f"error: --switch: {exc}", file=sys.stderr)
+        return 2
     state = S.switch_state(topo, args.switch)
     ports = sorted(n.port for n in state.neighbours)
 

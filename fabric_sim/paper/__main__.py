@@ -13,11 +13,12 @@ import sys
 import time
 from pathlib import Path
 
-from control_plane.pipelines import REPO
+from control_plane.pipelines import RESULTS
 from fabric_sim.fields import ScenarioError
 from fabric_sim.paper import gallery
 from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
-from fabric_sim.paper.experiments import run_experiment
+from fabric_sim import outdir
+from fabric_sim.paper.experiments import load, run_experiment
 from fabric_sim.paper.figures import FIGURES
 
 
@@ -25,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fabric_sim.paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated experiments (default: all): " + ", ".join(BY_KEY))
-    ap.add_argument("--out", type=Path, default=REPO / "results" / "paper")
+    ap.add_argument("--out", type=Path, default=RESULTS / "paper",
+                    help="folder for the PNGs, paper.md and numbers.json (default: %(default)s)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args(argv)
     keys = [k for k in args.only.split(",") if k]
@@ -34,6 +36,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --only: unknown {', '.join(unknown)} (known: {', '.join(BY_KEY)})", file=sys.stderr)
         return 2
     chosen = [e for e in EXPERIMENTS if not keys or e.key in keys]
+    problem = outdir.unwritable(args.out)
+    if problem:
+        print(f"error: --out: {problem}", file=sys.stderr)
+        return 2
+    for exp in chosen:  # every scenario checked before the first run
+        try:
+            load(exp)
+        except ScenarioError as exc:
+            for line in exc.lines():
+                print(f"error: {exp.key}: {line}", file=sys.stderr)
+            return 2
     args.out.mkdir(parents=True, exist_ok=True)
     start, last = time.monotonic(), [0.0]
 
@@ -48,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             runs[exp.key] = run_experiment(exp, progress=progress)
         except ScenarioError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {exc.lines()[0]}", file=sys.stderr)
             return 2
         findings[exp.key] = f = exp.measure(runs[exp.key])
         for row in f.rows:

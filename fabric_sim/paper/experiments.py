@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from control_plane.pipelines import REPO
+from control_plane import pipelines
 from fabric_sim import scenario
 from fabric_sim.run import RunResult, run
 
-SCENARIOS = REPO / "scenarios" / "paper"
+SCENARIOS = pipelines.SCENARIOS / "paper"
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,7 @@ def test_pfc_is_on_by_default_for_roce_only_and_refused_elsewhere_or_with_xon_ab
     sc = make(w, [{"name": "r", "kind": "roce"}, {"name": "off", "kind": "roce", "pfc": {"enabled": False}},
                   {"name": "m", "kind": "mrc"}])
     assert [t.pfc for t in sc.transports] == [PfcConfig(), None, None]
-    with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc\.enabled: PFC is for kind roce"):
+    with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc: PFC is for kind roce"):
         make(w, [{"name": "m", "kind": "mrc", "pfc": {"enabled": True}}])
     with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc\.xon_kb: 20 is above xoff_kb 19"):
         make(w, [{"name": "r", "kind": "roce", "pfc": {"xon_kb": 20}}])

@@ -11,20 +11,20 @@ from tests.sim.helpers import make
 
 
 def test_permutation_is_a_derangement():
-    msgs = workload.build(Workload("permutation", 1000), 16, seed=5)
+    msgs = workload.build(Workload(pattern="permutation", message_bytes=1000), 16, seed=5)
     assert sorted(m.src for m in msgs) == sorted(m.dst for m in msgs) == list(range(16))
     assert all(m.src != m.dst for m in msgs)
 
 
 def test_all_to_all_and_incast_pairs():
-    a2a = workload.build(Workload("all_to_all", 1000, messages=2, hosts=4), 16, seed=1)
+    a2a = workload.build(Workload(pattern="all_to_all", message_bytes=1000, messages=2, hosts=4), 16, seed=1)
     assert Counter((m.src, m.dst) for m in a2a) == {(a, b): 2 for a in range(4) for b in range(4) if a != b}
-    inc = workload.build(Workload("incast", 1000, fan_in=5, target=3), 16, seed=1)
+    inc = workload.build(Workload(pattern="incast", message_bytes=1000, fan_in=5, target=3), 16, seed=1)
     assert len(inc) == 5 and {m.dst for m in inc} == {3} and len({m.src for m in inc}) == 5 and 3 not in {m.src for m in inc}
 
 
 def test_ring_allreduce_chains_2_n_minus_1_steps():
-    msgs = workload.build(Workload("ring_allreduce", 4000, hosts=4), 16, seed=1)
+    msgs = workload.build(Workload(pattern="ring_allreduce", message_bytes=4000, hosts=4), 16, seed=1)
     assert len(msgs) == 2 * 3 * 4 and {m.size for m in msgs} == {1000}
     assert [m for m in msgs if m.start is not None] == msgs[:4]  # only step 0 starts on its own
     for m in msgs:
@@ -50,9 +50,9 @@ def test_ring_allreduce_and_incast_complete_on_the_fabric():
 
 
 def test_spread_placement_puts_every_ring_hop_across_racks():
-    w = Workload("ring_allreduce", 8000, hosts=8, placement="spread")
+    w = Workload(pattern="ring_allreduce", message_bytes=8000, hosts=8, placement="spread")
     msgs = workload.build(w, 16, seed=1, hosts_per_t0=4)
     assert {m.src for m in msgs} == set(range(8))
     assert all(m.src // 4 != m.dst // 4 for m in msgs)  # racks of 4 hosts
-    packed = workload.build(Workload("ring_allreduce", 8000, hosts=8), 16, seed=1, hosts_per_t0=4)
+    packed = workload.build(Workload(pattern="ring_allreduce", message_bytes=8000, hosts=8), 16, seed=1, hosts_per_t0=4)
     assert sum(m.src // 4 != m.dst // 4 for m in packed[:8]) == 2

@@ -1,0 +1,23 @@
+"""Results folders: checked before a run starts, so that nothing computed
+is lost to a folder that cannot be written."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+
+def unwritable(path: Path) -> str | None:
+    """Why results cannot be written into folder `path`, or None when they
+    can (the folder is created and a file is written and removed in it:
+    permission bits alone do not say, e.g. for root or a read-only mount)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return f"{path} exists and is not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return f"{path}: not writable ({exc.strerror or exc})"
+    return None

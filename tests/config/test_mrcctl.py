@@ -1,0 +1,184 @@
+"""mrcctl's subcommands and edges (issue 20 item 6, issue 24 item 7): each
+command with its own options, errors in one line before any device is
+touched, and the faults a lab meets explained."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from control_plane import cli, config, installer, tls, topology
+from control_plane.pipelines import REPO
+from testbed.certs import make_ca
+from tests.config.test_sim_cli import undocumented_flags
+
+DEMO = REPO / "bmv2_configs" / "topologies" / "demo.yaml"
+ONE = {"planes": 1, "t0_per_plane": 1, "t1_per_plane": 1, "hosts_per_t0": 1}
+
+
+def helps(capsys, *argv) -> str:
+    with pytest.raises(SystemExit) as info:
+        cli.main([*argv, "--help"])
+    assert info.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_plan_help_shows_plans_options_only(capsys):
+    out = helps(capsys, "plan")
+    assert out.startswith("usage: mrcctl plan [-h] [--device NAME] [--write DIR] topology")
+    assert "--batch-size" not in out and "--tls" not in out and "--election-id" not in out
+
+
+@pytest.mark.parametrize("argv", [[], ["plan"], ["install"], ["verify"], ["diff"]])
+def test_every_flag_of_every_command_has_help(capsys, argv):
+    out = helps(capsys, *argv)
+    assert undocumented_flags(out) == [], out
+
+
+def test_install_help_has_the_batch_size(capsys):
+    assert "--batch-size BATCH_SIZE" in helps(capsys, "install")
+    assert "--batch-size" not in helps(capsys, "verify")
+
+
+def refused(capsys, *argv) -> str:
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(argv))
+    assert info.value.code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_an_option_of_another_command_is_refused(capsys):
+    assert refused(capsys, "plan", str(DEMO), "--batch-size", "5") == \
+        "mrcctl: error: unrecognized arguments: --batch-size 5"
+
+
+@pytest.mark.parametrize("value, why", [("0", "0: a WriteRequest carries at least 1 update"),
+                                        ("-3", "-3: a WriteRequest carries at least 1 update"),
+                                        ("many", "expected a whole number, got 'many'")])
+def test_the_batch_size_is_checked_as_parsed(capsys, value, why):
+    assert refused(capsys, "install", str(DEMO), "--batch-size", value) == \
+        f"mrcctl install: error: argument --batch-size: {why}"
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_file_errors_are_one_line(tmp_path, capsys):
+    assert cli.main(["plan", str(tmp_path / "nope.yaml")]) == 2
+    assert one_line(capsys) == f"error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("planes: [1\n")
+    assert cli.main(["verify", str(bad)]) == 2
+    assert one_line(capsys).startswith(f"error: {bad}: not valid YAML: ")
+    assert cli.main(["plan", str(DEMO), "--write", str(tmp_path / "bad.yaml" / "out")]) == 2
+    assert one_line(capsys) == f"error: --write: {tmp_path / 'bad.yaml' / 'out'}: Not a directory"
+
+
+@pytest.mark.parametrize("second", ["127.0.0.1:50001", "localhost:50001", "LocalHost:50001"])
+def test_one_address_and_device_id_twice_is_refused_naming_both(second):
+    devices = [{"name": "t0-p0-r0", "grpc": "127.0.0.1:50001"}, {"name": "t1-p0-s0", "grpc": second}]
+    with pytest.raises(config.ConfigError) as info:
+        topology.parse({**ONE, "devices": devices})
+    assert info.value.errors == [("devices[1].grpc", f"{second} device 1 is already used by t0-p0-r0 "
+                                                     "(t1-p0-s0 and t0-p0-r0 would be the same device)")]
+    assert topology.parse({**ONE, "devices": [devices[0], {**devices[1], "device_id": 2}]})  # ids differ: fine
+
+
+def test_the_nic_prefix_must_be_outside_the_usid_block():
+    with pytest.raises(config.ConfigError) as info:
+        topology.parse({**ONE, "usid_block": "fcbb:bb00::/32", "nic_prefix": "fcbb:bb00:0:1::/64"})
+    assert info.value.errors == [("nic_prefix", "fcbb:bb00:0:1::/64 is inside usid_block fcbb:bb00::/32: NIC "
+                                                "addresses and uSIDs are separate (DESIGN.md section 3)")]
+
+
+def test_a_private_key_others_can_read_is_warned_about(tmp_path, caplog):
+    ca = make_ca(tmp_path, "lab-ca")
+    client = ca.issue(tmp_path, "client", client=True)
+    raw = {"ca_cert": str(ca.cert), "cert": str(client.cert), "key": str(client.key)}
+    with caplog.at_level(logging.WARNING, logger="control_plane.tls"):
+        tls.load(raw, "devices[0].tls")
+        assert caplog.messages == []  # 0600: quiet
+        os.chmod(client.key, 0o644)
+        tls.load(raw, "devices[0].tls")
+    assert caplog.messages == [f"devices[0].tls.key: {client.key} is readable by others (mode 644): chmod 600 it"]
+
+
+@contextlib.contextmanager
+def http1_server():
+    """A plain TCP server on 127.0.0.1 answering HTTP/1.1 400 to anything."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                c, _ = srv.accept()
+                with c:
+                    c.recv(1024)
+                    c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        srv.close()
+
+
+@contextlib.contextmanager
+def grpc_server_without_p4runtime():
+    import grpc
+    from concurrent import futures
+
+    srv = grpc.server(futures.ThreadPoolExecutor(1))
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    try:
+        yield port
+    finally:
+        srv.stop(None)
+
+
+@pytest.mark.parametrize("server, why", [
+    (http1_server, "it does not speak gRPC (HTTP/2)"),
+    (grpc_server_without_p4runtime, "it answers gRPC but has no P4Runtime service (Method not found!)")])
+def test_a_server_that_is_not_p4runtime_is_one_line(tmp_path, server, why):
+    with server() as port:
+        topo = tmp_path / "t.yaml"
+        topo.write_text(yaml.safe_dump({**ONE, "devices": [{"name": "t0-p0-r0", "grpc": f"127.0.0.1:{port}"}]}))
+        p = subprocess.run([sys.executable, "-m", "control_plane.cli", "verify", str(topo)], capture_output=True,
+                           text=True, timeout=120, cwd=REPO)
+    assert p.returncode == 1
+    assert p.stderr.splitlines() == [f"error: t0-p0-r0: not a P4Runtime server at 127.0.0.1:{port}: {why}"]
+
+
+class FakeP4Error(Exception):
+    """What finsy raises for a read on a device with no pipeline."""
+
+    code = SimpleNamespace(name="FAILED_PRECONDITION")
+    message = "No forwarding pipeline config set"
+
+
+def test_no_pipeline_is_explained(tmp_path, capsys, monkeypatch):
+    @contextlib.asynccontextmanager
+    async def connect(*a, **k):
+        raise FakeP4Error("operation=read code=FAILED_PRECONDITION message='No forwarding pipeline config set'")
+        yield  # noqa: the generator shape of a context manager
+    monkeypatch.setattr(installer, "connect", connect)
+    topo = tmp_path / "t.yaml"
+    topo.write_text(yaml.safe_dump({**ONE, "devices": [{"name": "t0-p0-r0", "grpc": "127.0.0.1:9559",
+                                                         "device_id": 7}]}))
+    assert cli.main(["verify", str(topo)]) == 1
+    assert one_line(capsys) == (
+        "error: t0-p0-r0: no pipeline on device_id 7 at 127.0.0.1:9559 (No forwarding pipeline config set): "
+        "either device_id is wrong for this server, or no pipeline was pushed (mrcctl install pushes one)")
