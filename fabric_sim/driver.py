@@ -45,6 +45,9 @@ class Driver:
             self.done += 1
             if m.next is not None:
                 self.post(m.next)
+            if m.after is not None:
+                for x in m.after(m):
+                    self.post(x)
 
     def all_done(self) -> bool:
         return self.done == len(self.msgs)

@@ -22,7 +22,7 @@ from fabric_sim.sweep import override  # noqa: F401 (re-exported)
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
 
-PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce", "flows")
+PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows")
 KINDS = ("mrc", "single_path", "roce")
 
 
@@ -90,6 +90,7 @@ class Workload:
     target: int = 0  # incast receiver
     placement: str = "packed"  # ring: rank r on host r, or "spread": consecutive ranks in different racks
     flows: tuple[Flow, ...] = ()  # pattern flows
+    chunk_bytes: int | None = None  # collectives: NCCL's chunk (ring) or p2p chunk; None: NCCL's default
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,8 @@ def _workload(raw: Any, topo: T.Topology) -> Workload:
         raise ScenarioError("workload.flows", "only for pattern flows")
     return Workload(pattern, size, messages, num(r, "qps_per_pair", "workload.", 1, 1, 256, True), start, hosts,
                     fan_in, num(r, "target", "workload.", 0, 0, n - 1, True),
-                    choice(r, "placement", "workload.", ("packed", "spread"), "packed"), flows)
+                    choice(r, "placement", "workload.", ("packed", "spread"), "packed"), flows,
+                    num(r, "chunk_bytes", "workload.", None, 1024, 2**31, True))
 
 
 def _flows(raw: Any, topo: T.Topology, size: int, messages: int, start: float) -> tuple[Flow, ...]:

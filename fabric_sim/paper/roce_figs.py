@@ -5,6 +5,7 @@ incast beside a victim flow (one 400 Gb/s plane)."""
 
 from __future__ import annotations
 
+from fabric_sim import collectives
 from fabric_sim.paper import metrics as M
 from fabric_sim.paper.experiments import Experiment, Finding, Runs
 
@@ -23,10 +24,10 @@ def _sizes(runs: Runs) -> list[int]:
 
 
 def nccl_size(r) -> int:
-    """The collective's size as NCCL names it: an all-to-all's is what each
-    rank sends in all (its per-pair message times the ranks)."""
+    """The collective's size as nccl-tests names it: an all-to-all's is each
+    rank's whole buffer (its per-pair message times the ranks)."""
     w = r.scenario.workload
-    return w.message_bytes * (len({m.src for m in r.messages}) if w.pattern == "all_to_all" else 1)
+    return collectives.nccl_size(w.pattern, w.message_bytes, len({m.src for m in r.messages}))
 
 
 def _table(runs: Runs, f: Finding) -> dict[str, dict[float, dict[int, float]]]:

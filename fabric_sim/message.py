@@ -1,0 +1,29 @@
+"""A workload's message: what one rank sends one peer, when it may start,
+and what its delivery releases. Kept apart from workload.py so that the
+collectives (collectives.py), which workload.py builds, can make them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(slots=True)
+class Message:
+    id: int
+    src: int
+    dst: int
+    size: int
+    start: float | None  # None: posted when a message before it is delivered
+    step: int = 0  # ring: the algorithm's step (0 .. 2(N-1)-1)
+    next: "Message | None" = None  # the message this one's delivery posts (a p2p stream's next chunk)
+    # Collectives whose messages wait on more than one delivery (the pipelined
+    # ring): called on delivery, returns the messages that may now be posted.
+    after: "Callable[[Message], list[Message]] | None" = None
+    chunk: int = -1  # ring: which of the N data chunks it carries; p2p: its chunk index in the stream
+    slice: int = 0  # ring: the slice of that chunk (NCCL's slices per chunk)
+    loop: int = 0  # ring: NCCL's loop over the data, N chunks per loop
+    posted_at: float = -1.0
+    done_at: float = -1.0
+    parts_left: int = 0
+    parts: dict = field(default_factory=dict)  # (receiver QP, msg_id) -> True
