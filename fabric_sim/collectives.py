@@ -6,9 +6,12 @@ loop; at step s rank r sends data chunk (r-1-s) mod N to rank r+1 (NCCL's
 all_reduce.h). Each chunk moves in slices, and a slice of step s may go
 once the same slice of step s-1 has arrived: the ring is pipelined. A rank
 runs its slices in order (loop, step, slice), and a connection holds at
-most RING_IN_FLIGHT slices its receiver has not yet consumed (NCCL's FIFO
-of NCCL_STEPS slots; a slice is consumed when the receiver forwards it,
-or, at the last step, when it arrives).
+most two chunks' slices its receiver has not yet consumed (NCCL's FIFO of
+NCCL_STEPS slots, twice a chunk's, so that a rank can send step s+1's
+chunk while step s's fills the FIFO: with one chunk every rank would wait
+on its successor's free slot and the ring would deadlock; a slice is
+consumed when the receiver forwards it, or, at the last step, when it
+arrives).
 
 All-to-all and sendrecv are point-to-point streams: each pair's bytes in
 P2P_CHUNK messages, at most P2P_IN_FLIGHT of them outstanding; all-to-all
@@ -36,7 +39,7 @@ NCCL_BUFFSIZE = 4 << 20
 NCCL_STEPS = 8
 RING_CHUNK = NCCL_BUFFSIZE // NCCL_STEPS * (NCCL_STEPS // 2)  # 2 MiB
 SLICES_PER_CHUNK = 2  # ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
-RING_IN_FLIGHT = NCCL_STEPS // (NCCL_STEPS // 4)  # slices a connection's FIFO holds: 4
+CHUNKS_IN_FLIGHT = 2  # a connection's FIFO holds NCCL_STEPS / ALLREDUCE_CHUNKSTEPS chunks: 4 slices
 P2P_CHUNK = 128 << 10
 P2P_IN_FLIGHT = NCCL_STEPS
 PATTERNS = ("ring_allreduce", "all_to_all", "sendrecv")
@@ -53,7 +56,7 @@ class Ring:
     """The pipelined ring's state: each rank's program of (receive, send)
     operations, run in order as their slices arrive and slots free up."""
 
-    def __init__(self, n: int, in_flight: int = RING_IN_FLIGHT):
+    def __init__(self, n: int, in_flight: int):
         self.n, self.in_flight = n, in_flight
         self.ops: list[list[tuple[Message | None, Message | None]]] = [[] for _ in range(n)]
         self.pc = [0] * n  # each rank's next operation
@@ -89,13 +92,12 @@ class Ring:
         return out
 
 
-def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | None = None,
-         in_flight: int = RING_IN_FLIGHT) -> list[Message]:
+def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | None = None) -> list[Message]:
     """The pipelined ring all-reduce of `size` bytes over ranks `hs`, `reps`
     times back to back. Messages come in the order (rep, loop, step, slice,
     rank); the first ones carry `start`, the rest are released by `Ring`."""
     n, chunk = len(hs), chunk_bytes or RING_CHUNK
-    st = Ring(n, in_flight)
+    st = Ring(n, CHUNKS_IN_FLIGHT * SLICES_PER_CHUNK)
     st.rank = {h: r for r, h in enumerate(hs)}
     msgs: list[Message] = []
     for _ in range(reps):
