@@ -72,7 +72,8 @@ def test_ring_moves_exactly_2_n_minus_1_over_n_of_the_size_on_every_link(size):
         per_link[(m.src, m.dst)] += m.size
     assert per_link == {(r, (r + 1) % n): 2 * (n - 1) * size // n for r in range(n)}
     last = [m.size for m in C.ring(size, 1, list(range(n)), 0.0) if m.loop == 2]
-    assert set(last) <= {300_000 // 2}  # the short loop's chunk is its size / N, in two slices
+    # A short last loop's chunk is its size / N (here 300,000 B), in two slices.
+    assert set(last) == {min(C.RING_CHUNK, (size - 2 * n * C.RING_CHUNK) // n) // 2}
 
 
 def _ring_run(slices: int, monkeypatch) -> tuple[float, float, float]:
