@@ -153,3 +153,10 @@ def test_bus_bandwidth_is_nccl_tests_formula():
     late = _done(4, 1, 8.0)
     late[0].done_at = -1.0
     assert C.bandwidth("ring_allreduce", 1_000_000, 1, late)["busbw_gbps"] is None
+
+
+def test_chunk_bytes_out_of_range_names_the_field():
+    from fabric_sim.fields import ScenarioError
+    with pytest.raises(ScenarioError, match=r"workload\.chunk_bytes"):
+        make({"pattern": "ring_allreduce", "message_bytes": 4096, "chunk_bytes": 10})
+    assert make({"pattern": "sendrecv", "message_bytes": 4096}).workload.chunk_bytes is None  # NCCL's default
