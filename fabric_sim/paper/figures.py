@@ -181,9 +181,10 @@ def _sizes_panel(ax, rs: Runs, title: str) -> None:
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def _scale(fig, rs: Runs) -> None:
-    """The figure's scale against the paper's, from its scenario file, under the plot."""
-    fig.text(0.01, 0.01, f"scale: {rs.scenario.meta.get('scale')}", fontsize=6.5, color="0.3", wrap=True)
+def _scale(fig, *rss: Runs) -> None:
+    """The figure's scale against the paper's, from its scenario files, under the plot."""
+    fig.text(0.01, 0.01, "scale: " + "; ".join(f"{rs.scenario.name}: {rs.scenario.meta.get('scale')}" for rs in rss),
+             fontsize=6.5, color="0.3", wrap=True)
 
 
 def _ranks(rs: Runs) -> int:
@@ -216,18 +217,10 @@ def fig15(runs: dict[str, Runs], path: Path) -> None:
 def fig16(runs: dict[str, Runs], path: Path) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.4), gridspec_kw={"width_ratios": [2, 1]})
     _sizes_panel(a1, runs["fig16"], f"{_ranks(runs['fig16'])}-rank ring all-reduce (Cluster C's NICs and planes)")
-    rs = runs["fig16bw"]
-    names = rs.transports
-    vals = [M.collective_gbps(rs.get(n)) for n in names]
-    a2.bar(names, vals, color=[COLORS.get(n, "k") for n in names])
-    for i, v in enumerate(vals):
-        a2.text(i, v + 5, f"{v:.0f}", ha="center", fontsize=8)
-    a2.set_ylim(0, 420)
-    a2.set_title(f"8-rank ring, {rs.scenario.workload.message_bytes >> 20} MiB, no loss (bandwidth-bound)", fontsize=9)
-    a2.set_ylabel("busbw per NIC (Gb/s, nccl-tests)")
-    a2.grid(alpha=0.3, axis="y")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    _scale(fig, runs["fig16"])
+    _sizes_panel(a2, runs["fig16bw"], "8-rank ring all-reduce, no loss")
+    a2.get_legend().remove()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    _scale(fig, runs["fig16"], runs["fig16bw"])
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

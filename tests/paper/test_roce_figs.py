@@ -13,7 +13,7 @@ def _kept(f, name: str, size: int, loss: str) -> float:
 
 
 def test_fig16_bandwidth_bound_ring_mrc_1qp_above_roce_16qp_above_roce_1qp():
-    _, f = run("fig16bw")
+    _, f = run("fig16bw", sweep={"workload.message_bytes": [8 << 20]})
     assert f.rows[0].ok, "every message delivered exactly once"
     assert f.numbers["mrc"] > f.numbers["roce16"] > f.numbers["roce1"]
     assert f.numbers["roce1"] < 0.7 * f.numbers["mrc"], "ECMP collisions cost RoCE 1 QP a large share"
