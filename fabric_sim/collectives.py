@@ -125,24 +125,33 @@ def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | N
     return msgs
 
 
+class Streams:
+    """The p2p streams' state: which chunk each delivery lets go (a flat map,
+    not a chain of messages, so that a run's messages pickle at any size)."""
+
+    def __init__(self) -> None:
+        self.then: dict[int, Message] = {}  # message id -> the chunk its delivery posts
+
+    def done(self, m: Message) -> list[Message]:
+        nxt = self.then.pop(m.id, None)
+        return [nxt] if nxt is not None else []
+
+
 def p2p(size: int, reps: int, pairs: list[tuple[int, int]], start: float, chunk_bytes: int | None = None,
         in_flight: int = P2P_IN_FLIGHT) -> list[Message]:
     """Each pair's `size` bytes, `reps` times, as a stream of chunks: the
     first `in_flight` start at `start`, each delivery posts the chunk
     `in_flight` places behind it."""
     chunk = chunk_bytes or P2P_CHUNK
+    st = Streams()
     msgs: list[Message] = []
     for a, b in pairs:
-        stream = [Message(0, a, b, min(chunk, size - off), None, chunk=k)
-                  for k, off in enumerate(o for _ in range(reps) for o in range(0, size, chunk))]
-        for k, m in enumerate(stream):
-            if k < in_flight:
-                m.start = start
-            if k + in_flight < len(stream):
-                m.next = stream[k + in_flight]
-        msgs += stream
-    for i, m in enumerate(msgs):
-        m.id = i
+        first = len(msgs)
+        for k, off in enumerate(o for _ in range(reps) for o in range(0, size, chunk)):
+            msgs.append(Message(first + k, a, b, min(chunk, size - off), start if k < in_flight else None,
+                                after=st.done, chunk=k))
+            if k >= in_flight:
+                st.then[first + k - in_flight] = msgs[-1]
     return msgs
 
 

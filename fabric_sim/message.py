@@ -16,9 +16,8 @@ class Message:
     size: int
     start: float | None  # None: posted when a message before it is delivered
     step: int = 0  # ring: the algorithm's step (0 .. 2(N-1)-1)
-    next: "Message | None" = None  # the message this one's delivery posts (a p2p stream's next chunk)
-    # Collectives whose messages wait on more than one delivery (the pipelined
-    # ring): called on delivery, returns the messages that may now be posted.
+    # Collectives (collectives.py): called on delivery, returns the messages
+    # that may now be posted (the ring's next slices, a stream's next chunk).
     after: "Callable[[Message], list[Message]] | None" = None
     chunk: int = -1  # ring: which of the N data chunks it carries; p2p: its chunk index in the stream
     slice: int = 0  # ring: the slice of that chunk (NCCL's slices per chunk)

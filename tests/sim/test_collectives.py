@@ -4,6 +4,7 @@ bytes and slots, and nccl-tests' bandwidth formulas."""
 
 from __future__ import annotations
 
+import pickle
 from collections import defaultdict
 
 import pytest
@@ -111,8 +112,8 @@ def test_ring_pipeline_overlaps_steps(monkeypatch):
 
 @pytest.mark.parametrize("pattern, pairs", [("all_to_all", 12), ("sendrecv", 4)])
 def test_p2p_streams_deliver_exactly_the_posted_bytes_in_chunks_of_8_in_flight(pattern, pairs):
-    size, reps = 300_000, 2  # not a multiple of the 128 KiB chunk
-    sc = make({"pattern": pattern, "message_bytes": size, "messages": reps, "hosts": 4})
+    size, reps, chunk = 300_000, 2, 32_768  # not a multiple of the chunk; 20 chunks a stream, 8 in flight
+    sc = make({"pattern": pattern, "message_bytes": size, "messages": reps, "hosts": 4, "chunk_bytes": chunk})
     r = run(sc, sc.transports[0])
     assert r.complete and r.events["delivered_twice"] == 0 and not r.errors
     streams = defaultdict(list)
@@ -120,7 +121,7 @@ def test_p2p_streams_deliver_exactly_the_posted_bytes_in_chunks_of_8_in_flight(p
         streams[(m.src, m.dst)].append(m)
     assert len(streams) == pairs
     for ms in streams.values():
-        assert [m.size for m in ms] == [C.P2P_CHUNK, C.P2P_CHUNK, size - 2 * C.P2P_CHUNK] * reps
+        assert [m.size for m in ms] == ([chunk] * 9 + [size - 9 * chunk]) * reps
         ms.sort(key=lambda m: m.chunk)
         # Chunk k goes only once chunk k-8 was delivered: never more than NCCL_STEPS outstanding.
         assert all(ms[k].posted_at >= ms[k - C.P2P_IN_FLIGHT].done_at for k in range(C.P2P_IN_FLIGHT, len(ms)))
@@ -134,11 +135,19 @@ def test_p2p_streams_deliver_exactly_the_posted_bytes_in_chunks_of_8_in_flight(p
 def test_p2p_stream_caps_outstanding_chunks_at_build():
     msgs = C.p2p(20 * C.P2P_CHUNK, 1, [(0, 1)], 5.0)
     assert [m.start for m in msgs] == [5.0] * 8 + [None] * 12
-    assert [m.next.chunk if m.next else None for m in msgs] == list(range(8, 20)) + [None] * 8
+    assert [[x.chunk for x in m.after(m)] for m in msgs] == [[k] for k in range(8, 20)] + [[]] * 8
 
 
 def _done(n: int, size: int, t_us: float) -> list[Message]:
     return [Message(i, i, (i + 1) % n, size, 0.0, posted_at=0.0, done_at=t_us) for i in range(n)]
+
+
+def test_a_run_of_the_largest_size_pickles():
+    """The parallel runner ships runs between processes: no message chain as
+    deep as a 256 MiB stream's."""
+    msgs = C.p2p(256 << 20, 1, [(0, 1), (1, 0)], 0.0) + C.ring(256 << 20, 1, [0, 1, 2, 3], 0.0)
+    back = pickle.loads(pickle.dumps(msgs))
+    assert [(m.id, m.src, m.size, m.start) for m in back] == [(m.id, m.src, m.size, m.start) for m in msgs]
 
 
 def test_bus_bandwidth_is_nccl_tests_formula():
