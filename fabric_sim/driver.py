@@ -43,8 +43,9 @@ class Driver:
         if m.parts_left == 0:
             m.done_at = self.now()
             self.done += 1
-            if m.next is not None:
-                self.post(m.next)
+            if m.after is not None:
+                for x in m.after(m):
+                    self.post(x)
 
     def all_done(self) -> bool:
         return self.done == len(self.msgs)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fabric_sim import pfc
+from fabric_sim import collectives, pfc
 from fabric_sim.run import RunResult
 
 
@@ -63,6 +63,13 @@ def phases(r: RunResult) -> dict[str, float]:
     return out
 
 
+def collective(r: RunResult) -> dict[str, Any] | None:
+    """A collective's algbw and busbw as nccl-tests reports them (None for
+    other patterns)."""
+    w = r.scenario.workload
+    return collectives.bandwidth(w.pattern, w.message_bytes, w.messages, r.messages)
+
+
 def summary(r: RunResult) -> dict[str, Any]:
     f = fcts(r)
     sizes = sorted({m.size for m in r.messages})
@@ -79,6 +86,7 @@ def summary(r: RunResult) -> dict[str, Any]:
         "base_rtt_us": r.base_rtt,
         "nic_gbps": r.nic_gbps,
         "goodput_gbps": sum(m.size for m in done) * 8 / (span * 1e3) if span else 0.0,
+        "collective": collective(r),
         "phases": phases(r),
         "retransmissions": r.retx,
         "drops": dict(sorted(r.drops.items())),

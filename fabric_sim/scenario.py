@@ -33,7 +33,7 @@ from fabric_sim.sweep import override  # noqa: F401 (re-exported)
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
 
-Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "flows"]
+Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
 Kind = Literal["mrc", "single_path", "roce"]
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
 
@@ -158,6 +158,8 @@ class Workload(Model):
     placement: Literal["packed", "spread"] = Field("packed", description="ring: rank r on host r, or spread: "
                                                                          "consecutive ranks in different racks")
     flows: Annotated[tuple[Any, ...], BeforeValidator(_flows, json_schema_input_type=list[FlowEntry])] = ()
+    chunk_bytes: Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
+                                  "(fabric_sim/collectives.py)") | None = None
 
 
 def _non_empty(items: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -173,34 +173,65 @@ def _sizes_panel(ax, rs: Runs, title: str) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks([x / 2**20 for x in sorted(sizes)], [f"{x / 2**20:g}" for x in sorted(sizes)])
     ax.minorticks_off()
-    ax.set_xlabel("message size (MiB)")
-    ax.set_ylabel("bus bandwidth per NIC (Gb/s)")
+    ax.set_xlabel("message size (MiB, nccl-tests' size)")
+    ax.set_ylabel("busbw per NIC (Gb/s, nccl-tests)")
     ax.set_ylim(0, 420)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
+def _scale(fig, *rss: Runs) -> None:
+    """The figure's scale against the paper's, from its scenario files, under the plot."""
+    fig.text(0.01, 0.01, "scale: " + "; ".join(f"{rs.scenario.name}: {rs.scenario.meta.get('scale')}" for rs in rss),
+             fontsize=6.5, color="0.3", wrap=True)
+
+
+def _ranks(rs: Runs) -> int:
+    return len({m.src for r in rs.results.values() for m in r.messages})
+
+
+def fig15(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig15"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    pts = sorted((nccl_size(r), M.collective_gbps(r)) for _, r in rs.by_transport("mrc"))
+    ax.plot([p[0] / 2**20 for p in pts], [p[1] for p in pts], marker="o", ms=4, color=COLORS["mrc"], label="MRC")
+    line = rs.get("mrc").nic_gbps
+    ax.axhline(line, color="k", ls=":", lw=0.8, label=f"NIC rate ({line:g} Gb/s)")
+    ax.axhline(736, color="0.5", ls="--", lw=0.8, label="paper: 92 GB/s at 1-2 GiB, 42K GPUs")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([p[0] / 2**20 for p in pts], [f"{p[0] / 2**20:g}" for p in pts])
+    ax.minorticks_off()
+    ax.set_xlabel("message size (MiB)")
+    ax.set_ylabel("busbw per NIC (Gb/s, nccl-tests)")
+    ax.set_ylim(0, line * 1.1)
+    ax.set_title(f"NCCL sendrecv over MRC, {_ranks(rs)} ranks (Cluster B)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.subplots_adjust(bottom=0.2)
+    _scale(fig, rs)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def fig16(runs: dict[str, Runs], path: Path) -> None:
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [2, 1]})
-    _sizes_panel(a1, runs["fig16"], "64-way ring all-reduce (Cluster C)")
-    rs = runs["fig16bw"]
-    names = rs.transports
-    vals = [M.collective_gbps(rs.get(n)) for n in names]
-    a2.bar(names, vals, color=[COLORS.get(n, "k") for n in names])
-    for i, v in enumerate(vals):
-        a2.text(i, v + 5, f"{v:.0f}", ha="center", fontsize=8)
-    a2.set_ylim(0, 420)
-    a2.set_title(f"8-rank ring, {rs.scenario.workload.message_bytes >> 20} MiB, no loss (bandwidth-bound)", fontsize=9)
-    a2.set_ylabel("bus bandwidth per NIC (Gb/s)")
-    a2.grid(alpha=0.3, axis="y")
-    _save(fig, path)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.4), gridspec_kw={"width_ratios": [2, 1]})
+    _sizes_panel(a1, runs["fig16"], f"{_ranks(runs['fig16'])}-rank ring all-reduce (Cluster C's NICs and planes)")
+    _sizes_panel(a2, runs["fig16bw"], "8-rank ring all-reduce, no loss")
+    a2.get_legend().remove()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    _scale(fig, runs["fig16"], runs["fig16bw"])
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def fig17(runs: dict[str, Runs], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    _sizes_panel(ax, runs["fig17"], "64-way all-to-all (Cluster C)")
-    _save(fig, path)
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    _sizes_panel(ax, runs["fig17"], f"{_ranks(runs['fig17'])}-rank all-to-all (Cluster C's NICs and planes)")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    _scale(fig, runs["fig17"])
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def fig18(runs: dict[str, Runs], path: Path) -> None:
@@ -235,6 +266,7 @@ FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None
     "fig12": (("fig12",), _single("fig12", "Packet-drop reliability: 20% drop on one EV")),
     "fig13": (("fig12",), fig13),
     "fig14": (("fig14",), fig14),
+    "fig15": (("fig15",), fig15),
     "fig16": (("fig16", "fig16bw"), fig16),
     "fig17": (("fig17",), fig17),
     "fig18": (("fig18",), fig18),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabric_sim.report import busy
+from fabric_sim.report import busy, collective
 from fabric_sim.run import RunResult
 from mrc_wire.constants import ACK_EXT_LEN, BTH_LEN, DATA_EXT_LEN, ETH_LEN, IPV6_LEN, UDP_LEN
 
@@ -91,17 +91,11 @@ def ev_share(r: RunResult, flow: str, ev: int, t0: float, t1: float) -> float:
 
 
 def collective_gbps(r: RunResult) -> float:
-    """NCCL's bus bandwidth per NIC (Gb/s): what each NIC must move for
-    the collective over the time it took; line rate is its best.
-    Ring all-reduce of M bytes moves 2(N-1)/N M per NIC; all-to-all,
-    whose per-pair message is M/N, moves (N-1)/N M."""
-    w = r.scenario.workload
-    n = len({m.src for m in r.messages})
-    if any(m.done_at < 0 for m in r.messages):
-        return float("nan")
-    span = max(m.done_at for m in r.messages) - min(m.posted_at for m in r.messages if m.start is not None)
-    per_nic = 2 * (n - 1) / n * w.message_bytes if w.pattern == "ring_allreduce" else (n - 1) * w.message_bytes
-    return per_nic * w.messages * 8 / (span * 1e3)
+    """nccl-tests' bus bandwidth (Gb/s; nan if a message never arrived):
+    the collective's size over its time, times 2(N-1)/N for a ring
+    all-reduce, (N-1)/N for an all-to-all, 1 for sendrecv."""
+    bw = collective(r)
+    return float("nan") if bw is None or bw["busbw_gbps"] is None else bw["busbw_gbps"]
 
 
 def delivered_once(r: RunResult) -> bool:

@@ -23,7 +23,7 @@ def test_three_mistakes_in_three_sections_are_three_errors():
            "transports": [{"kind": "mrc", "evs_per_qp": 0}]}
     assert errors(doc) == [
         ("links.nic_gbps", "expected a number, got 'fast'"),
-        ("workload.pattern", "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce' "
+        ("workload.pattern", "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce', 'sendrecv' "
                              "or 'flows'"),
         ("transports[0].evs_per_qp", "0 is outside 1..65536"),
     ]

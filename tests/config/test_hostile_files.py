@@ -161,7 +161,7 @@ def test_an_oversized_tls_file_is_refused_unread(tmp_path):
     assert info.value.errors == [("devices[0].tls.ca_cert", f"larger than 1 MiB, not a PEM file: {big}")]
 
 
-@pytest.mark.parametrize("pattern", ["permutation", "all_to_all", "incast", "ring_allreduce"])
+@pytest.mark.parametrize("pattern", ["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv"])
 def test_a_one_host_workload_built_directly_is_refused_not_hung(pattern):
     from fabric_sim import workload
 

@@ -21,5 +21,5 @@ def test_one_experiment_writes_its_figure_gallery_section_and_numbers(tmp_path, 
 
 
 def test_an_unknown_experiment_is_an_error_naming_it(capsys):
-    assert main(["--only", "fig15"]) == 2
-    assert "unknown fig15" in capsys.readouterr().err
+    assert main(["--only", "fig19"]) == 2
+    assert "unknown fig19" in capsys.readouterr().err
