@@ -103,9 +103,9 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
             ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
-                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
             eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
 
     for m in msgs:
         if m.start is not None:

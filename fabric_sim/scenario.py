@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from control_plane import topology as T
-from fabric_sim import scenario_events, sweep
+from fabric_sim import cc_profile, scenario_events, sweep
 from fabric_sim.fields import ScenarioError, choice, flag, int_list, mapping, num
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.sweep import override  # noqa: F401 (re-exported)
@@ -58,6 +58,7 @@ class Transport:
     ecn_move: str = "skip"  # mrc: an ECN-marked EV is skipped for a rotation, or swapped with an idle spare
     topology: T.Topology | None = None  # this transport's own fabric (same NICs), e.g. RoCE on one plane
     links: Links | None = None
+    cc: cc_profile.CcProfile = cc_profile.CcProfile()  # mrc, single_path: the window (fabric_sim/cc_profile.py)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,8 @@ def _transports(raw: Any, topo: T.Topology, base: Path, w: Workload) -> tuple[Tr
                              num(r, "reconvergence_us", path, 500.0, 0, 1e9),
                              num(r, "qps_per_pair", path, None, 1, 256, True),
                              choice(r, "ecn_move", path, ("skip", "swap"), "skip"), own,
-                             _links(r["links"], f"{path}links") if r.get("links") is not None else None))
+                             _links(r["links"], f"{path}links") if r.get("links") is not None else None,
+                             cc_profile.parse(r.get("cc"), f"{path}cc", kind)))
     return tuple(out)
 
 

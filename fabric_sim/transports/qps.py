@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
+from fabric_sim import cc_profile
 from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport
 from mrc_wire.constants import ev_plane, ev_spine
-from nic_model.cc import CcState
+from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, EvState, make_ev
 
 
@@ -103,12 +104,9 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
     return links
 
 
-def initial_cc(nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CcState:
-    """A window of one bandwidth-delay product of the NIC, shared by the
-    NIC's flows, and room to double it."""
-    bdp = nic_gbps * 1e3 * rtt / 8 / mtu  # packets
-    w = max(2.0, bdp / max(1, flows_per_nic))
-    return CcState(cwnd=w, max_cwnd=max(4.0, 2 * w), target_delay=2 * rtt)
+def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
+    """A QP's window, of the transport's profile (fabric_sim/cc_profile.py)."""
+    return cc_profile.build(t.cc, nic_gbps, mtu, rtt, flows_per_nic)
 
 
 class Reconverger:
