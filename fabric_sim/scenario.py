@@ -55,7 +55,7 @@ class Transport:
     ev_min_active: int = 1
     reconvergence_us: float = 500.0  # single_path, roce: routing moves flows off dead paths this long after a fault
     qps_per_pair: int | None = None  # overrides the workload's
-    ecn_move: str = "skip"  # mrc: an ECN-marked EV is skipped for a rotation, or swapped with an idle spare
+    ecn_move: str = "swap"  # mrc: an ECN-marked EV is swapped with an idle spare, or skipped for a rotation
     topology: T.Topology | None = None  # this transport's own fabric (same NICs), e.g. RoCE on one plane
     links: Links | None = None
     cc: cc_profile.CcProfile = cc_profile.CcProfile()  # mrc, single_path: the window (fabric_sim/cc_profile.py)
@@ -197,7 +197,7 @@ def _transports(raw: Any, topo: T.Topology, base: Path, w: Workload) -> tuple[Tr
                              flag(r, "ev_state", path, True), num(r, "ev_min_active", path, 1, 0, 65536, True),
                              num(r, "reconvergence_us", path, 500.0, 0, 1e9),
                              num(r, "qps_per_pair", path, None, 1, 256, True),
-                             choice(r, "ecn_move", path, ("skip", "swap"), "skip"), own,
+                             choice(r, "ecn_move", path, ("skip", "swap"), "swap"), own,
                              _links(r["links"], f"{path}links") if r.get("links") is not None else None,
                              cc_profile.parse(r.get("cc"), f"{path}cc", kind)))
     return tuple(out)

@@ -60,7 +60,11 @@ DSCP_DEFAULTS = {
     "trimmed": 16,
     "trimmed_lasthop": 18,
 }
-CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256}
+# ECN from 8 queued packets: below NSCC's target delay (0.75 base RTT, about
+# 12 packets of 4 KiB at a 100 Gb/s port), so a marked path whose delay is
+# still under target is steered away from without cutting the window (UEC's
+# reference simulator marks between 0.2 and 0.8 of a BDP, 3 to 13 packets).
+CONGESTION_DEFAULTS = {"ecn_threshold": 8, "trim_threshold": 128, "trim_bytes": 256}
 
 # ---- switch (p4src/switch/types.p4) ----------------------------------------
 # Index into the drop_reasons and congestion_events counters.

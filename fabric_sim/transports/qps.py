@@ -55,7 +55,13 @@ def _hash(*parts: int) -> int:
 
 
 def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random,
-            pin: Pin | None = None) -> EvProfile:
+            pin: Pin | None = None, start: int = 0) -> EvProfile:
+    """`start`: the slot the MRC rotation begins at (the rotation is
+    rotated so it is slot 0 for the NIC), so the QPs of one NIC begin on
+    different planes: with small first windows, QPs all beginning at slot 0
+    would send their whole first flight on the first planes only. plan()
+    starts a NIC's i-th sending QP at slot NIC + i, which spreads both a
+    sender's QPs and the QPs converging on one receiver over the planes."""
     if t.kind in ("single_path", "roce"):
         h = _hash(a, b, k)
         ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
@@ -66,6 +72,9 @@ def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Ra
     else:
         prof = EvProfile.spread(topo.planes, topo.t1_per_plane, t.evs_per_qp, t.backups_per_plane,
                                 salt=rng.randrange(topo.t1_per_plane))
+        if start % t.evs_per_qp:
+            i = start % t.evs_per_qp
+            prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
     prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
     return prof
@@ -80,10 +89,12 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
     qpn = 1
+    sending: dict[int, int] = {}  # NIC -> its sending QPs so far
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)))
+            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
+            sending[a] = sending.get(a, 0) + 1
             pb = profile(t, topo, b, a, k, rng)
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
