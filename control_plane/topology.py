@@ -14,8 +14,8 @@ from typing import Any, Iterator
 import yaml
 
 from control_plane import tls as tls_settings
-from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, UNROUTABLE_PREFIXES,
-                                plane_port)
+from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, ECN_THRESHOLD, MAX_PORTS, MIN_TRIM_BYTES,
+                                UNROUTABLE_PREFIXES, plane_port)
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
@@ -203,7 +203,7 @@ def parse(data: Any, source: str = "<topology>") -> Topology:
         if key not in CONGESTION_DEFAULTS:
             raise TopologyError(f"congestion.{key}", "unknown key")
     congestion = Congestion(
-        ecn_threshold=_int(cong_raw, "ecn_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["ecn_threshold"]),
+        ecn_threshold=_int(cong_raw, "ecn_threshold", "congestion.", 0, 2**19 - 1, ECN_THRESHOLD),
         trim_threshold=_int(cong_raw, "trim_threshold", "congestion.", 0, 2**19 - 1, CONGESTION_DEFAULTS["trim_threshold"]),
         trim_bytes=_int(cong_raw, "trim_bytes", "congestion.", MIN_TRIM_BYTES, 9000, CONGESTION_DEFAULTS["trim_bytes"]),
     )

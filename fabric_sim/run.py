@@ -13,6 +13,7 @@ from fabric_sim import faults, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.qp_scheduler import QpScheduler
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -92,13 +93,16 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                          mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
                                          retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
         elif node.slot_base:
-            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
+            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
+            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed,
+                                     sched.transmit if ecfg.tx_backlog else node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
                                      on_message=drv.delivered, slot_sink=node.slots)
+            sched.endpoint = node.endpoint
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:

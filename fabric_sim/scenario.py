@@ -43,6 +43,7 @@ class EndpointCfg:
     probe_interval_us: float | None = None  # None: 2 base RTTs
     reorder_window_us: float | None = None  # None: 1 base RTT
     ack_every: int = 1  # ACK coalescing: an ACK requested every N data packets
+    tx_backlog: int = 8  # NIC QP scheduler: data packets queued per live port before QPs wait (0: no scheduler)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,8 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
                            num(er, "retry_limit", "endpoint.", 8, 0, 1000, True),
                            num(er, "probe_interval_us", "endpoint.", None, 0.01, 1e9),
                            num(er, "reorder_window_us", "endpoint.", None, 0, 1e9),
-                           num(er, "ack_every", "endpoint.", 1, 1, 64, True))
+                           num(er, "ack_every", "endpoint.", 1, 1, 64, True),
+                           num(er, "tx_backlog", "endpoint.", 8, 0, 1 << 20, True))
     workload = _workload(top.get("workload"), topo)
     transports = _transports(top.get("transports"), topo, base, workload)
     if not isinstance(top.get("events") or [], list):
