@@ -59,3 +59,11 @@ def test_aimd_keeps_the_earlier_window():
     assert cc.cwnd == pytest.approx(600_000 / 4096 / 4) and cc.max_cwnd == pytest.approx(2 * 600_000 / 4096 / 4)
     assert cc.target_delay == 12.0
     assert transport(profile="aimd").cc == cc_profile.CcProfile(cc_profile.AIMD)
+
+
+def test_the_nic_scheduler_backlog_defaults_to_8_packets_per_port_and_0_switches_it_off():
+    assert scenario.parse(BASE).endpoint.tx_backlog == 8
+    assert scenario.parse({**BASE, "endpoint": {"tx_backlog": 0}}).endpoint.tx_backlog == 0
+    with pytest.raises(ScenarioError) as info:
+        scenario.parse({**BASE, "endpoint": {"tx_backlog": -1}})
+    assert info.value.path == "endpoint.tx_backlog"
