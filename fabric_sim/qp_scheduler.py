@@ -9,11 +9,12 @@ rules read as network queueing without ECN (fair increase: the windows
 grew to max_cwnd and the queue with them). As UEC's reference simulator's
 NIC does, a packet leaves the host only when the wire can take it, and its
 send time (the RTT sample's start) is when it does: the endpoint's record
-of the copy is stamped then.
+of the copy is stamped then (and, while it waits, says it is not sent).
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Callable
 
@@ -52,6 +53,7 @@ class QpScheduler:
         if not q:
             self.order.append(dqpn)
         q.append(raw)
+        self._stamp(dqpn, raw, math.inf)  # not sent yet: no timer, no loss detection runs on it
         self._drain()
 
     def _room(self) -> int:
@@ -66,7 +68,7 @@ class QpScheduler:
             raw = q.popleft()
             if q:
                 self.order.append(dqpn)  # round-robin: one packet per QP per turn
-            self._stamp(dqpn, raw)
+            self._stamp(dqpn, raw, self.sim.now)
             self.tx(raw)
             room -= 1
         if self.order:
@@ -89,8 +91,10 @@ class QpScheduler:
             self.wake_at = -1.0
             self._drain()
 
-    def _stamp(self, dqpn: int, raw: bytes) -> None:
-        """The copy's send time is now, when it reaches the wire's queue."""
+    def _stamp(self, dqpn: int, raw: bytes, at: float) -> None:
+        """The endpoint's record of the copy: sent `at` (infinity while it
+        waits here, so the retransmission timer, tail probes and RACK leave
+        it alone; the time it reaches the wire's queue once it does)."""
         ep = self.endpoint
         if ep is None:
             return
@@ -101,5 +105,7 @@ class QpScheduler:
             if qp is None:
                 return
         inf = qp.inflight.get(int.from_bytes(raw[_BTH + 9:_BTH + 12], "big"))
-        if inf is not None:
-            inf.sent_at = self.sim.now
+        # A resend keeps its hand-over time while it waits: an ACK of an earlier copy on the same EV
+        # would otherwise take the record's infinite send time for its own.
+        if inf is not None and (at != math.inf or inf.retx == 0):
+            inf.sent_at = at

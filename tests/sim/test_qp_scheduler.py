@@ -3,6 +3,7 @@ takes 1 µs per packet, with room for one queued data packet."""
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from types import SimpleNamespace
 
@@ -63,13 +64,14 @@ def test_control_packets_pass_the_waiting_data():
 
 
 def test_a_packet_is_stamped_sent_when_it_leaves_the_scheduler():
-    """The endpoint's record of QP 3's PSN 1 (peer QP 7) says sent at 0; it waits 1 µs behind PSN 0 and
-    its record then says 1 µs, the start of its RTT."""
+    """The endpoint's record of QP 3's PSN 1 (peer QP 7) says sent at 0; it waits 1 µs behind PSN 0,
+    marked not sent (infinity: no timer runs on it), and its record then says 1 µs, the start of its RTT."""
     sim, port, sched = setup()
-    copies = {0: SimpleNamespace(sent_at=0.0), 1: SimpleNamespace(sent_at=0.0)}
+    copies = {0: SimpleNamespace(sent_at=0.0, retx=0), 1: SimpleNamespace(sent_at=0.0, retx=0)}
     sched.endpoint = SimpleNamespace(qps={3: SimpleNamespace(peer_qpn=7, inflight=copies)})
     sched.transmit(pkt(7, 0))
     sched.transmit(pkt(7, 1))
+    assert (copies[0].sent_at, copies[1].sent_at) == (0.0, math.inf)
     sim.run(until=10)
     assert (copies[0].sent_at, copies[1].sent_at) == (0.0, 1.0)
 
