@@ -15,8 +15,8 @@ from pydantic import StrictInt, BeforeValidator, Field, PlainValidator, Validati
 
 from control_plane import tls as tls_settings
 from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
-from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, MAX_PORTS, MIN_TRIM_BYTES, UNROUTABLE_PREFIXES,
-                                plane_port)
+from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, ECN_THRESHOLD, MAX_PORTS, MIN_TRIM_BYTES,
+                                UNROUTABLE_PREFIXES, plane_port)
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
@@ -42,8 +42,7 @@ class Device:
 
 
 class Congestion(Model):
-    ecn_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked") = \
-        CONGESTION_DEFAULTS["ecn_threshold"]
+    ecn_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked") = ECN_THRESHOLD
     trim_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed") = \
         CONGESTION_DEFAULTS["trim_threshold"]
     trim_bytes: Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps") = CONGESTION_DEFAULTS["trim_bytes"]

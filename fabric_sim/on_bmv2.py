@@ -26,7 +26,7 @@ from control_plane import switch_plan as S
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
 from control_plane.topology import Topology
-from fabric_sim import workload
+from fabric_sim import cc_profile, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import base_rtt
@@ -178,12 +178,15 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
                                              seed=sc.seed + n, on_message=drv.delivered, slot_sink=nic.slots)
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
+        # AIMD whatever the profile: NSCC's delay rules would read BMv2's
+        # software latency (milliseconds) as queueing.
         rtt = base_rtt(sc.links, sc.endpoint.mtu)
         flows = Counter(a for a, _ in links)
         for (a, b), qps in links.items():
             for q in qps:
                 for src, dst, mine, peer, prof in ((a, b, q.qpn_a, q.qpn_b, q.prof_a), (b, a, q.qpn_b, q.qpn_a, q.prof_b)):
-                    cc = transport.initial_cc(sc.links.nic_gbps * topo.planes, sc.endpoint.mtu, rtt, flows[a] * qpp)
+                    cc = cc_profile.build(cc_profile.CcProfile(profile=cc_profile.AIMD), sc.links.nic_gbps * topo.planes,
+                                        sc.endpoint.mtu, rtt, flows[a] * qpp)
                     eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
         reconv = transport.Reconverger(fab, links, t.reconvergence_us * SCALE) if t.kind == "single_path" else None
         on_fault = reconv.fault if reconv else (lambda: None)

@@ -14,6 +14,7 @@ from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric
 from fabric_sim.links import Egress
+from fabric_sim.qp_scheduler import QpScheduler
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -95,20 +96,23 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             if pfc_net:
                 pfc_net.attach(node, node.endpoint)
         elif node.slot_base:
-            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
+            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
+            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed,
+                                     sched.transmit if ecfg.tx_backlog else node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_bytes=ecfg.ack_bytes,
                                      on_message=drv.delivered, slot_sink=node.slots)
+            sched.endpoint = node.endpoint
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
             ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
-                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
             eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=transport.initial_cc(nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
 
     for m in msgs:
         if m.start is not None:

@@ -24,7 +24,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, Validat
 
 from control_plane import topology as T
 from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
-from fabric_sim import capacity, scenario_events, sweep
+from fabric_sim import capacity, cc_profile, scenario_events, sweep
 from fabric_sim.pfc import PfcConfig, resolve as resolve_pfc
 from fabric_sim.fields import ScenarioError
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
@@ -76,6 +76,8 @@ class EndpointCfg(Model):
     retry_limit: Int(0, 1000) = 8
     probe_interval_us: Num(0.01, 1e9, "default: 2 base RTTs") | None = None
     reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
+    tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
+                                "(0: no scheduler)") = 8
     ack_bytes: Int(0, 1 << 20, "ACK coalescing: an ACK per this many in-order payload bytes, and at once on CE, "
                               "reordering, duplicates and the ack-request bit (0: an ACK per data packet, the "
                               "default: docs/simulator.md)") = 0
@@ -91,13 +93,21 @@ class Transport(Model):
     reconvergence_us: Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
                                   "after a fault") = 500.0
     qps_per_pair: Int(1, 256, "overrides the workload's") | None = None
-    ecn_move: Literal["skip", "swap"] = Field("skip", description="mrc: an ECN-marked EV is skipped for a "
-                                                                  "rotation, or swapped with an idle spare")
+    ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
+                                                                  "spare, or skipped for a rotation")
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
                                                              "e.g. RoCE on one plane")
     links: Links | None = None
     pfc: PfcConfig | None = Field(None, validate_default=True, description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
                                                          "other kinds: off (docs/simulator.md, PFC)")
+
+    cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
+                                     description="mrc, single_path: the window (fabric_sim/cc_profile.py)")
+
+    @field_validator("cc", mode="before")
+    @classmethod
+    def _cc(cls, raw: Any, info: ValidationInfo) -> Any:
+        return cc_profile.check_kind(raw, info.data.get("kind"))
 
     @field_validator("pfc", mode="before")
     @classmethod

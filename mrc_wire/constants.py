@@ -60,7 +60,15 @@ DSCP_DEFAULTS = {
     "trimmed": 16,
     "trimmed_lasthop": 18,
 }
+# The switch program's congestion defaults (its default action, compiled:
+# p4src/switch/congestion.p4). The control plane plans ECN from
+# ECN_THRESHOLD packets instead: below NSCC's target delay (0.75 base RTT,
+# about 12 packets of 4 KiB at a 100 Gb/s port), so a marked path whose
+# delay is still under target is steered away from without cutting the
+# window (UEC's reference simulator marks between 0.2 and 0.8 of a BDP, 3
+# to 13 packets). The program's default moves to it at its next build.
 CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256}
+ECN_THRESHOLD = 8
 
 # ---- switch (p4src/switch/types.p4) ----------------------------------------
 # Index into the drop_reasons and congestion_events counters.

@@ -29,7 +29,7 @@ from mrc_wire.constants import (
     DSCP_DEFAULTS, ECN_CE, ECT0, NACK_TRIMMED, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST,
     OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
 )
-from nic_model.cc import CcState
+from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
 from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
@@ -95,8 +95,8 @@ class Endpoint(LossRecovery, PathState):
 
     # ---- set-up -------------------------------------------------------
     def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
-                start_psn: int = 0, cc: CcState | None = None) -> QueuePair:
-        qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or CcState(), start_psn=start_psn)
+                start_psn: int = 0, cc: CongestionControl | None = None) -> QueuePair:
+        qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn)
         qp.reo_wnd = self.reorder_window
         for ev in profile.home:  # the reverse set starts as one rotation EV per plane
             qp.reverse.setdefault(ev_plane(ev), ev)
@@ -145,7 +145,7 @@ class Endpoint(LossRecovery, PathState):
         payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
         # Ask for an ACK when the window is full (nothing more goes out until
         # one comes), on each message's last packet, and on every resend.
-        ackreq = int(retx or len(qp.inflight) >= qp.cc.cwnd or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
+        ackreq = int(retx or len(qp.inflight) >= qp.cc.window() or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
                               seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len),
                               payload, ackreq=ackreq))
@@ -158,7 +158,7 @@ class Endpoint(LossRecovery, PathState):
             inf = qp.inflight.get(qp.retx_queue.popleft())
             if inf is not None:
                 self._send_segment(qp, inf.seg, retx=True)
-        cwnd = int(qp.cc.cwnd)
+        cwnd = qp.cc.window()
         while qp.pending and len(qp.inflight) < cwnd:
             self._send_segment(qp, qp.pending.popleft(), retx=False)
 
@@ -288,6 +288,7 @@ class Endpoint(LossRecovery, PathState):
             return
         now = self.sim.now
         ev, ecn_seen, cum, ack_psn, bitmap, peer_down = pkt.ack()
+        before = len(qp.inflight)  # for the bytes this ACK acknowledges (congestion control)
         qp.ack_at = now
         rtt = None
         rack = qp.rack_time
@@ -332,7 +333,7 @@ class Endpoint(LossRecovery, PathState):
         if peer_down != qp.peer_down:
             self._peer_ports(qp, peer_down)
         self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
-        qp.cc.on_ack(now, rtt, bool(ecn_seen), before - len(inflight))
+        qp.cc.on_ack(now, (before - len(inflight)) * self.mtu, rtt, bool(ecn_seen), len(inflight) * self.mtu)
         self._detect_losses(qp)
         self._pump(qp)
 
@@ -340,9 +341,11 @@ class Endpoint(LossRecovery, PathState):
         ev, reason, psn = pkt.nack()
         self.stats.nacks += 1
         self._event(qp, ev, EvEvent.NACK_TRIMMED if reason == NACK_TRIMMED else EvEvent.NACK_TRIMMED_LASTHOP)
-        qp.cc.on_ack(self.sim.now, None, True)
         inf = qp.inflight.get(psn)
-        if inf is not None and inf.ev == ev and not inf.lost:  # the copy that was cut
+        cut = inf is not None and inf.ev == ev  # the copy that was cut
+        qp.cc.on_nack(self.sim.now, inf.seg.length if cut else self.mtu,
+                      self.sim.now - inf.sent_at if cut and inf.retx == 0 else None, len(qp.inflight) * self.mtu)
+        if cut and not inf.lost:
             self.stats.retx_nack += 1
             self._lost(qp, inf, None)  # a trim is congestion, not a broken path
         self._pump(qp)

@@ -8,7 +8,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from mrc_wire.constants import PSN_MOD
-from nic_model.cc import CcState
+from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
 
 PSN_MASK = PSN_MOD - 1
@@ -79,7 +79,7 @@ class QueuePair:
     peer_qpn: int
     peer_addr: bytes
     profile: EvProfile
-    cc: CcState = field(default_factory=CcState)
+    cc: CongestionControl = field(default_factory=Aimd)
     start_psn: int = 0
     # sender half
     next_psn: int = 0

@@ -43,6 +43,7 @@ class LossRecovery:
                 self._fail(qp, f"PSN {inf.seg.psn} not acknowledged after {self.retry_limit} retransmissions "
                                f"by timeout (last EV {inf.ev:#x})")
                 return
+            qp.cc.on_timeout(now, inf.seg.length)
             self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
         while qp.sendq and not qp.outstanding(qp.sendq[0]):
             qp.sendq.popleft()

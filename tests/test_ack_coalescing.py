@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mrc_wire import packet as W
 from mrc_wire.constants import ECN_CE, ECT0, OP_ACK, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE
-from nic_model.cc import CcState
+from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
@@ -111,7 +111,7 @@ def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet
     filling the window asks for an ACK; once ACKed, the last packets of both messages ask too."""
     sim, frames = Sim(), []
     a = Endpoint(sim, A_ADDR, frames.append, mtu=MTU, ack_bytes=4 * MTU)
-    a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=CcState(cwnd=4.0))
+    a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=Aimd(cwnd=4.0))
     a.send_message(1, 8 * MTU)
     a.send_message(1, 2 * MTU)
     sent = [(p.psn, p.ackreq) for p in map(W.parse, frames) if p.is_data]

@@ -13,7 +13,7 @@ from mrc_wire import packet as W
 from mrc_wire.constants import (
     NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane,
 )
-from nic_model.cc import CcState
+from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
@@ -23,7 +23,7 @@ DATA, RETX, CONTROL = 8, 12, 46  # DESIGN.md section 6: DATA_TRIMMABLE, DATA_TRI
 
 
 class Solo:
-    def __init__(self, cc: CcState | None = None, **kw):
+    def __init__(self, cc: Aimd | None = None, **kw):
         self.sim = Sim()
         self.frames: list[bytes] = []
         self.a = Endpoint(self.sim, A_ADDR, self.frames.append, **kw)
@@ -122,7 +122,7 @@ def test_a_port_down_resend_carries_the_retx_class():
 def test_a_trimmed_nack_cuts_the_window_to_0_7_once_per_rtt():
     """A TRIMMED NACK cuts cwnd 10 -> 7; a second one 39 µs later (no RTT sample on a NACK: the 40 µs
     target delay stands for the RTT) does not; a third one 40 µs after the cut does: 7 -> 4.9."""
-    s = Solo(CcState(cwnd=10.0, target_delay=40.0))
+    s = Solo(Aimd(cwnd=10.0, target_delay=40.0))
     s.a.send_message(1, 4 * 1024)
     s.nack(10, 0, s.home[0])
     s.nack(49, 1, s.home[1])
@@ -137,7 +137,7 @@ def test_a_trimmed_nack_cuts_the_window_to_0_7_once_per_rtt():
 
 def test_a_nack_never_cuts_below_min_cwnd():
     """cwnd 1.2 cut by 0.7 would be 0.84: it stops at min_cwnd, 1 packet."""
-    s = Solo(CcState(cwnd=1.2, min_cwnd=1.0))
+    s = Solo(Aimd(cwnd=1.2, min_cwnd=1.0))
     s.a.send_message(1, 1024)
     s.nack(10, 0, s.home[0])
     s.sim.run(until=10)
@@ -147,7 +147,7 @@ def test_a_nack_never_cuts_below_min_cwnd():
 def test_a_lasthop_nack_cuts_the_window_but_leaves_the_ev_alone():
     """TRIMMED_LASTHOP does not demote the EV (DESIGN.md section 7), but it is a trim, and the docs cut the
     window on trims without exception: cwnd 10 -> 7, the EV stays GOOD with nothing logged."""
-    s = Solo(CcState(cwnd=10.0))
+    s = Solo(Aimd(cwnd=10.0))
     s.a.send_message(1, 4 * 1024)
     s.nack(10, 1, s.home[1], reason=NACK_TRIMMED_LASTHOP)
     s.sim.run(until=10)

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
+from fabric_sim import cc_profile
 from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport
 from mrc_wire.constants import ev_plane, ev_spine
-from nic_model.cc import CcState
+from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
 
 
@@ -54,7 +55,13 @@ def _hash(*parts: int) -> int:
 
 
 def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random,
-            pin: Pin | None = None) -> EvProfile:
+            pin: Pin | None = None, start: int = 0) -> EvProfile:
+    """`start`: the slot the MRC rotation begins at (the rotation is
+    rotated so it is slot 0 for the NIC), so the QPs of one NIC begin on
+    different planes: with small first windows, QPs all beginning at slot 0
+    would send their whole first flight on the first planes only. plan()
+    starts a NIC's i-th sending QP at slot NIC + i, which spreads both a
+    sender's QPs and the QPs converging on one receiver over the planes."""
     if t.kind in ("single_path", "roce"):
         h = _hash(a, b, k)
         ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
@@ -65,6 +72,9 @@ def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Ra
     else:
         prof = EvProfile.spread(topo.planes, topo.t1_per_plane, t.evs_per_qp, t.backups_per_plane,
                                 salt=rng.randrange(topo.t1_per_plane))
+        if start % t.evs_per_qp:
+            i = start % t.evs_per_qp
+            prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
     prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
     return prof
@@ -79,10 +89,12 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
     qpn = 1
+    sending: dict[int, int] = {}  # NIC -> its sending QPs so far
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)))
+            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
+            sending[a] = sending.get(a, 0) + 1
             pb = profile(t, topo, b, a, k, rng)
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
@@ -103,12 +115,9 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
     return links
 
 
-def initial_cc(nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CcState:
-    """A window of one bandwidth-delay product of the NIC, shared by the
-    NIC's flows, and room to double it."""
-    bdp = nic_gbps * 1e3 * rtt / 8 / mtu  # packets
-    w = max(2.0, bdp / max(1, flows_per_nic))
-    return CcState(cwnd=w, max_cwnd=max(4.0, 2 * w), target_delay=2 * rtt)
+def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
+    """A QP's window, of the transport's profile (fabric_sim/cc_profile.py)."""
+    return cc_profile.build(t.cc, nic_gbps, mtu, rtt, flows_per_nic)
 
 
 class Reconverger:

@@ -33,7 +33,7 @@ def test_three_mistakes_in_one_section_are_three_errors():
     doc = {**BASE, "endpoint": {"mtu": 10, "retry_limit": -1, "acks": 1}}
     assert errors(doc) == [("endpoint.mtu", "10 is outside 64..9000"), ("endpoint.retry_limit", "-1 is outside 0..1000"),
                            ("endpoint.acks", "unknown key (expected mtu, rto_us, retry_limit, probe_interval_us, "
-                                             "reorder_window_us, ack_bytes)")]
+                                             "reorder_window_us, tx_backlog, ack_bytes)")]
 
 
 def test_three_mistakes_against_the_topology_are_three_errors():
@@ -55,7 +55,7 @@ def test_one_error_family():
 
 def test_keyword_construction_and_defaults_written_once():
     t = scenario.Transport(kind="roce")
-    assert (t.name, t.evs_per_qp, t.ecn_move) == ("roce", 64, "skip")
+    assert (t.name, t.evs_per_qp, t.ecn_move) == ("roce", 64, "swap")
     from fabric_sim.fabric import LinkConfig
 
     assert LinkConfig is scenario.Links and scenario.Links().nic_gbps == 100.0

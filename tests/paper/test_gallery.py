@@ -15,7 +15,7 @@ def test_one_experiment_writes_its_figure_gallery_section_and_numbers(tmp_path, 
     assert "scenarios/paper/fig14.yaml" in md and "Where the model differs" in md
     assert "Not run this time: " in md and "fig09a" in md.split("Not run this time: ")[1]
     numbers = json.loads((tmp_path / "numbers.json").read_text())
-    assert set(numbers) == {"fig14"} and numbers["fig14"]["mrc-swap"]["delivered_once"] is True
+    assert set(numbers) == {"fig14"} and numbers["fig14"]["mrc"]["delivered_once"] is True
     out = capsys.readouterr().out
     assert "[1/1] fig14" in out and "checks hold" in out
 
