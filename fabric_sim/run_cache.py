@@ -37,9 +37,14 @@ KEPT = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in ("sc
 
 
 @functools.cache
-def code_version(root: Path = REPO) -> str:
-    """sha256 over the path and bytes of every .py file of PACKAGES (and the
-    Python version, which pickles and floats' formatting depend on)."""
+def code_version() -> str:
+    """This checkout's version (computed once per process)."""
+    return sources_hash(REPO)
+
+
+def sources_hash(root: Path) -> str:
+    """sha256 over the path and bytes of every .py file of PACKAGES under
+    `root` (and the Python version, which pickles depend on)."""
     h = hashlib.sha256(sys.version.split()[0].encode())
     for pkg in PACKAGES:
         for f in sorted((root / pkg).rglob("*.py")):
@@ -95,9 +100,9 @@ class Cache:
     """One pickle per run under `root`/<code version>/: entries of an older
     code version sit in their own folder, to delete as a whole."""
 
-    def __init__(self, root: Path = DEFAULT_DIR, version: str | None = None):
+    def __init__(self, root: Path = DEFAULT_DIR):
         self.root = root
-        self.version = version or code_version()  # the tests give another to stand for edited code
+        self.version = code_version()
 
     def _path(self, sc: Scenario, t: Transport) -> Path:
         return self.root / self.version[:16] / f"{key(sc, t, self.version)}.pickle"
