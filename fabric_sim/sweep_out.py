@@ -23,7 +23,7 @@ def folder(i: int, n: int, values: dict[str, Any]) -> str:
     """`03_message_bytes=65536_rate=0.01`: numbered in sweep order (two
     keys may share a last part), file-name safe, short."""
     text = "_".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in values.items())
-    return f"{i + 1:0{len(str(n))}d}_" + re.sub(r"[^A-Za-z0-9._=+-]", "-", text)[:80]
+    return f"{i + 1:0{len(str(n))}d}" + ("_" + re.sub(r"[^A-Za-z0-9._=+-]", "-", text)[:80] if text else "")
 
 
 def tasks(variants: list[tuple[dict[str, Any], Scenario]], names: list[str] = ()) -> list[Task]:  # type: ignore[assignment]

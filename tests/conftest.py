@@ -1,4 +1,4 @@
-"""Ray is started once for the tests that need it (seconds of start-up),
+"""Ray is started once for the tests that need it (`ray_cluster`) (seconds of start-up),
 with two CPUs as on the machine the suite is timed on."""
 
 from __future__ import annotations
