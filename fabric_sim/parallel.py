@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import traceback
 from collections import deque
 from dataclasses import dataclass
@@ -144,7 +145,9 @@ def connect(address: str | None, jobs: int | None) -> None:
     """Join the Ray cluster at `address`, or start one on this machine
     with `jobs` CPUs (every core if None); a Ray already started in this
     process (a test's) is used as it is."""
-    if not address:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
+    if address:
+        _reachable(address)
+    else:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # read when ray is first imported
     import ray  # imported here: it takes a second, and --jobs 1 does not need it
 
@@ -152,9 +155,26 @@ def connect(address: str | None, jobs: int | None) -> None:
         return
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
-        ray.init(address=address, **quiet)
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, RuntimeError) as exc:  # no cluster there, or the token refused
+            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster with "
+                              "token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
     else:
         ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+
+
+def _reachable(address: str, timeout_s: float = 10.0) -> None:
+    """A host:port address must answer a TCP connect, before Ray retries it
+    for minutes ('auto' and ray:// addresses are left to Ray)."""
+    if "://" in address or ":" not in address:
+        return
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except (OSError, ValueError) as exc:
+        raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {exc} (is `ray start --head` running there?)")]
+                        ) from None
 
 
 def _on_ray(tasks: list[Task], todo: list[int], opts: Options, address: str | None, prog: Progress,

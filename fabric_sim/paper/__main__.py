@@ -96,8 +96,8 @@ def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding]
             draw(runs, out / f"{name}.png")
     gallery.write(out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
                                                                   for r in rs.results.values()))
-    (out / "numbers.json").write_text(json.dumps({k: f.numbers for k, f in findings.items()}, indent=1,
-                                                 default=str) + "\n")
+    ordered = {k: findings[k].numbers for k in BY_KEY if k in findings}  # not the order runs happened to end in
+    (out / "numbers.json").write_text(json.dumps(ordered, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":
