@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     except parallel.RunFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130  # what finished is cached (run_all said so)
     if sc.meta.get("sweep"):
         by_variant = sweep_out.group(variants, list(zip(tasks, results)))
         print("\n" + sweep_out.table(by_variant))

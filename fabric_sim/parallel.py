@@ -14,6 +14,7 @@ import argparse
 import logging
 import os
 import socket
+import sys
 import traceback
 from collections import deque
 from dataclasses import dataclass
@@ -113,11 +114,17 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         if on_result:
             on_result(i, hit)
     address = opts.address or os.environ.get("RAY_ADDRESS")
-    if opts.jobs == 1 or (len(todo) <= 1 and not address):
-        prog.plan([cost(tasks[i].scenario) for i in todo], 1)
-        _in_process(tasks, todo, prog, finish)
-    elif todo:
-        _on_ray(tasks, todo, opts, address, prog, finish)
+    try:
+        if opts.jobs == 1 or (len(todo) <= 1 and not address):
+            prog.plan([cost(tasks[i].scenario) for i in todo], "one after another in this process")
+            _in_process(tasks, todo, prog, finish)
+        elif todo:
+            _on_ray(tasks, todo, opts, address, prog, finish)
+    except KeyboardInterrupt:
+        kept = f"the {prog.done - prog.cached} runs finished are in {cache.root}; the same command resumes" if cache \
+            else "nothing was cached (--no-cache)"
+        print(f"interrupted: {kept}", file=sys.stderr, flush=True)
+        raise
     if failures:
         raise RunFailed(failures)
     return results  # type: ignore[return-value]  (every slot is filled when nothing failed)
@@ -179,11 +186,13 @@ def _reachable(address: str, timeout_s: float = 10.0) -> None:
 
 def _on_ray(tasks: list[Task], todo: list[int], opts: Options, address: str | None, prog: Progress,
             finish: Callable) -> None:
+    where = f"on the Ray cluster at {address}" if address else "on a Ray of this machine's cores (starting)"
+    prog.plan([cost(tasks[i].scenario) for i in todo], where)
     connect(address, opts.jobs)
     import ray
     remote = ray.remote(num_cpus=1, max_retries=0)(_execute)
     slots = opts.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    prog.plan([cost(tasks[i].scenario) for i in todo], min(slots, len(todo)))
+    prog.workers_ready(min(slots, len(todo)), f"Ray has {int(ray.cluster_resources().get('CPU', 0))} CPUs")
     queue, pending = deque(todo), {}
     mine = run_cache.code_version()
     try:

@@ -31,11 +31,15 @@ class Progress:
         self.queued_cost = 0.0
         self.spent = self.spent_cost = 0.0  # wall seconds and cost of the runs executed so far
 
-    def plan(self, costs: list[float], workers: int) -> None:
-        """The runs left to execute (after the cache), and how many at once."""
-        self.queued_cost, self.workers = sum(costs), max(1, workers)
-        self._line(f"{len(costs)} of {self.total} runs to execute ({self.cached} from the cache), "
-                   f"{self.workers} at a time")
+    def plan(self, costs: list[float], where: str) -> None:
+        """The runs left to execute (after the cache), and where they go."""
+        self.queued_cost = sum(costs)
+        self._line(f"{len(costs)} of {self.total} runs to execute ({self.cached} from the cache), {where}")
+
+    def workers_ready(self, n: int, where: str) -> None:
+        """How many runs go at once, once known (a Ray cluster says)."""
+        self.workers = max(1, n)
+        self._line(f"{where}: {self.workers} at a time")
 
     def from_cache(self, label: str) -> None:
         self.done += 1

@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     except parallel.RunFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130  # what finished is cached (run_all said so)
     rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
     failed = [f"{k}: {r.what}" for k, f in findings.items() for r in f.rows if r.ok is False]
     print(f"\n{sum(r.ok for r in rows)} of {len(rows)} checks hold; {time.monotonic() - start:.0f} s wall. "

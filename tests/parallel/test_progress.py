@@ -20,7 +20,8 @@ def test_lines_say_what_is_done_what_runs_and_how_long_is_left():
     clock, out = Clock(), io.StringIO()
     p = Progress(5, every_s=5, out=out, clock=clock)
     p.from_cache("c")
-    p.plan([1, 1, 2, 2], workers=2)
+    p.plan([1, 1, 2, 2], "on Ray (starting)")
+    p.workers_ready(2, "Ray has 2 CPUs")
     p.started("a", 1)
     p.started("b", 1)
     clock.t = 10
@@ -31,7 +32,8 @@ def test_lines_say_what_is_done_what_runs_and_how_long_is_left():
     clock.t = 15
     p.tick()  # b is 5 s late: counted as nothing left of it
     assert out.getvalue().splitlines() == [
-        "[     0 s] 1/5 runs done; 4 of 5 runs to execute (1 from the cache), 2 at a time",
+        "[     0 s] 1/5 runs done; 4 of 5 runs to execute (1 from the cache), on Ray (starting)",
+        "[     0 s] 1/5 runs done; Ray has 2 CPUs: 2 at a time",
         "[    10 s] 2/5 runs done; done a in 10 s; running: b (10 s); about 20 s left",
         "[    15 s] 2/5 runs done; running: b (15 s: 300/2,000 µs); about 20 s left",
     ]
@@ -40,7 +42,8 @@ def test_lines_say_what_is_done_what_runs_and_how_long_is_left():
 def test_the_estimate_counts_what_remains_of_a_long_run_and_quiet_prints_nothing():
     clock, out = Clock(), io.StringIO()
     p = Progress(3, quiet=True, out=out, clock=clock)
-    p.plan([1, 10, 1], workers=2)
+    p.plan([1, 10, 1], "on Ray (starting)")
+    p.workers_ready(2, "Ray has 2 CPUs")
     p.started("short", 1)
     p.started("long", 10)
     clock.t = 4
