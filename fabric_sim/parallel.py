@@ -87,6 +87,9 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     called as each arrives (from the cache first), for callers that write
     or measure as runs finish. Raises RunFailed after every other run is
     done if any raised."""
+    address = opts.address or os.environ.get("RAY_ADDRESS")
+    if address and opts.jobs != 1:
+        _reachable(address)  # before any line or work
     cache = run_cache.Cache(opts.cache) if opts.cache else None
     results: list[RunResult | None] = [None] * len(tasks)
     prog = Progress(len(tasks), opts.quiet)
@@ -113,13 +116,13 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         results[i] = hit
         if on_result:
             on_result(i, hit)
-    address = opts.address or os.environ.get("RAY_ADDRESS")
+    costs = {i: cost(tasks[i].scenario) for i in todo}
     try:
         if opts.jobs == 1 or (len(todo) <= 1 and not address):
-            prog.plan([cost(tasks[i].scenario) for i in todo], "one after another in this process")
-            _in_process(tasks, todo, prog, finish)
+            prog.plan(list(costs.values()), "one after another in this process")
+            _in_process(tasks, costs, prog, finish)
         elif todo:
-            _on_ray(tasks, todo, opts, address, prog, finish)
+            _on_ray(tasks, costs, opts, address, prog, finish)
     except KeyboardInterrupt:
         kept = f"the {prog.done - prog.cached} runs finished are in {cache.root}; the same command resumes" if cache \
             else "nothing was cached (--no-cache)"
@@ -130,10 +133,10 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     return results  # type: ignore[return-value]  (every slot is filled when nothing failed)
 
 
-def _in_process(tasks: list[Task], todo: list[int], prog: Progress, finish: Callable) -> None:
-    for i in todo:
+def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:
+    for i, c in costs.items():
         t = tasks[i]
-        prog.started(t.label, cost(t.scenario))
+        prog.started(t.label, c)
         try:
             r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
         except Exception as exc:  # noqa: BLE001 (one run's failure must not lose the others)
@@ -152,9 +155,7 @@ def connect(address: str | None, jobs: int | None) -> None:
     """Join the Ray cluster at `address`, or start one on this machine
     with `jobs` CPUs (every core if None); a Ray already started in this
     process (a test's) is used as it is."""
-    if address:
-        _reachable(address)
-    else:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
+    if not address:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # read when ray is first imported
     import ray  # imported here: it takes a second, and --jobs 1 does not need it
 
@@ -184,41 +185,49 @@ def _reachable(address: str, timeout_s: float = 10.0) -> None:
                         ) from None
 
 
-def _on_ray(tasks: list[Task], todo: list[int], opts: Options, address: str | None, prog: Progress,
+def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: str | None, prog: Progress,
             finish: Callable) -> None:
     where = f"on the Ray cluster at {address}" if address else "on a Ray of this machine's cores (starting)"
-    prog.plan([cost(tasks[i].scenario) for i in todo], where)
+    prog.plan(list(costs.values()), where)
     connect(address, opts.jobs)
     import ray
-    remote = ray.remote(num_cpus=1, max_retries=0)(_execute)
-    slots = opts.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    prog.workers_ready(min(slots, len(todo)), f"Ray has {int(ray.cluster_resources().get('CPU', 0))} CPUs")
-    queue, pending = deque(todo), {}
-    mine = run_cache.code_version()
+
+    # Retried where a worker or node died (a run is deterministic), not where the run raised.
+    remote = ray.remote(num_cpus=1, max_retries=2)(_execute)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    slots = opts.jobs or max(1, cpus)
+    prog.workers_ready(min(slots, len(costs)), f"Ray has {cpus} CPUs")
+    queue, pending = deque(costs), {}
     try:
         while queue or pending:
             while queue and len(pending) < slots:  # only as many in flight as run: "running" is true
                 i = queue.popleft()
                 pending[remote.remote(tasks[i].scenario, tasks[i].transport)] = i
-                prog.started(tasks[i].label, cost(tasks[i].scenario))
+                prog.started(tasks[i].label, costs[i])
             done, _ = ray.wait(list(pending), num_returns=1, timeout=prog.every_s)
             for ref in done:
                 i = pending.pop(ref)
-                try:
-                    version, kept = ray.get(ref)
-                except ray.exceptions.RayError as exc:
-                    finish(i, None, str(exc))
-                    continue
-                if version != mine:
-                    finish(i, None, f"a Ray worker runs other code (version {version[:12]}, here {mine[:12]}): "
-                                    "every node needs this checkout installed")
-                    continue
-                t = tasks[i]
-                finish(i, run_cache.attach(kept, t.scenario, t.transport))
+                collect(ray, ref, tasks[i], lambda r, why="", i=i: finish(i, r, why))
             prog.tick()
     finally:
         for ref in pending:  # interrupted: stop the rest; what finished is cached
             ray.cancel(ref, force=True)
+
+
+def collect(ray: Any, ref: Any, t: Task, finish: Callable) -> None:
+    """A finished Ray task's result back with its scenario and transport,
+    or why there is none."""
+    try:
+        version, kept = ray.get(ref)
+    except ray.exceptions.RayError as exc:
+        finish(None, str(exc))
+        return
+    mine = run_cache.code_version()
+    if version != mine:
+        finish(None, f"a Ray worker runs other code (version {version[:12]}, here {mine[:12]}): "
+                     "every node needs this checkout installed")
+        return
+    finish(run_cache.attach(kept, t.scenario, t.transport))
 
 
 def label(values: dict[str, Any]) -> str:
