@@ -4,6 +4,8 @@ report per transport (terminal table, results.json, CSV, PNG figures).
     mrc-sim                          # scenarios/flagship.yaml (make run)
     mrc-sim SCENARIO.yaml [--out DIR] [--transport NAME ...] [--quiet]
     mrc-sim SCENARIO.yaml --bmv2     # also on the BMv2 fabric (small topologies)
+    mrc-sim SWEEP.yaml               # a file with `sweep:`: every variant, each in a subfolder
+    mrc-sim ... --jobs 1             # one run after another, without Ray; --ray-address: on a cluster
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 from pathlib import Path
 
 from control_plane.pipelines import RESULTS, SCENARIOS
-from fabric_sim import outdir, plots, report, scenario
-from fabric_sim.run import run
+from fabric_sim import outdir, parallel, plots, report, scenario, sweep_out
+from fabric_sim.run import RunResult
 from fabric_sim.workload import Message
 
 DEFAULT = SCENARIOS / "flagship.yaml"
@@ -31,19 +32,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="write results.json and the CSV files, no PNG figures")
     ap.add_argument("--bmv2", action="store_true", help="also run every transport on the BMv2 fabric and compare "
                     "who got through (needs simple_switch_grpc and root; small topologies)")
+    parallel.add_arguments(ap)
     args = ap.parse_args(argv)
     try:
         sc = scenario.load(args.scenario)
+        opts = parallel.options(args)
     except scenario.ScenarioError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 2
-    if sc.meta.get("sweep"):
-        n = 1
-        for _, vals in sc.meta["sweep"]:
-            n *= len(vals)
-        print(f"note: {args.scenario} sweeps {n} variants; this runs it as written "
-              "(python -m fabric_sim.paper runs the paper's sweeps)", file=sys.stderr)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.bmv2 and sc.meta.get("sweep"):
+        print(f"error: --bmv2: {args.scenario} is a sweep; BMv2 runs one scenario", file=sys.stderr)
+        return 2
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
     unknown = set(args.transport) - {t.name for t in sc.transports}
     if unknown:
@@ -61,20 +64,27 @@ def main(argv: list[str] | None = None) -> int:
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
           f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
-    results = []
-    for t in chosen:
-        last = [0.0]
+    variants = scenario.variants(sc)
+    tasks = sweep_out.tasks(variants, args.transport)
 
-        def progress(line: str) -> None:
-            if not args.quiet and time.monotonic() - last[0] >= 1.0:
-                last[0] = time.monotonic()
-                print(f"  {line}", file=sys.stderr, flush=True)
-
-        r = run(sc, t, progress)
-        results.append(r)
-        print(f"  {t.name}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
+    def done(i: int, r: RunResult) -> None:
+        print(f"  {tasks[i].label}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
               f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
               f"packet-hops/s", flush=True)
+
+    try:
+        results = parallel.run_all(tasks, opts, done)
+    except parallel.RunFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130  # what finished is cached (run_all said so)
+    if sc.meta.get("sweep"):
+        by_variant = sweep_out.group(variants, list(zip(tasks, results)))
+        print("\n" + sweep_out.table(by_variant))
+        summary = sweep_out.write(by_variant, out, figures=not args.no_plots)
+        print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), {summary.name}")
+        return 0
     if args.bmv2:
         from fabric_sim import on_bmv2  # noqa: PLC0415 (needs the BMv2 harness)
 

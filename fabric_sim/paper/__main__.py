@@ -2,7 +2,12 @@
 timed fabric, write one PNG per figure and paper.md (the gallery) to
 results/paper/ (or --out), and numbers.json with what each measured.
 
-    python -m fabric_sim.paper [--only fig10,fig14] [--out DIR] [--quiet]
+    python -m fabric_sim.paper [--only fig10,fig14] [--out DIR] [--quiet] [--jobs N] [--ray-address ADDR]
+
+Every run (each experiment's sweep variants and transports) is a task on
+Ray, on this machine's cores unless --ray-address or RAY_ADDRESS names a
+cluster; finished runs are cached in results/cache/, so a second run after
+an interruption executes only what was missing (--no-cache: all of them).
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ import time
 from pathlib import Path
 
 from control_plane.pipelines import RESULTS
+from fabric_sim import outdir, parallel, sweep_out
 from fabric_sim.fields import ScenarioError
 from fabric_sim.paper import gallery
-from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
-from fabric_sim import outdir
-from fabric_sim.paper.experiments import load, run_experiment
+from fabric_sim.paper.experiments import Experiment, Finding, Runs, fill, tasks
 from fabric_sim.paper.figures import FIGURES
+from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
+from fabric_sim.run import RunResult
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated experiments (default: all): " + ", ".join(BY_KEY))
     ap.add_argument("--out", type=Path, default=RESULTS / "paper",
-                    help="folder for the PNGs, paper.md and numbers.json (default: %(default)s)")
+                    help="where the figures, paper.md, numbers.json and runs/ go (default: %(default)s)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    parallel.add_arguments(ap)
     args = ap.parse_args(argv)
     keys = [k for k in args.only.split(",") if k]
     unknown = [k for k in keys if k not in BY_KEY]
@@ -40,41 +47,40 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: --out: {problem}", file=sys.stderr)
         return 2
-    for exp in chosen:  # every scenario checked before the first run
+    try:
+        opts = parallel.options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    plan = {}
+    for exp in chosen:  # every scenario checked before anything runs
         try:
-            load(exp)
+            plan[exp.key] = tasks(exp)
         except ScenarioError as exc:
             for line in exc.lines():
                 print(f"error: {exp.key}: {line}", file=sys.stderr)
             return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    start, last = time.monotonic(), [0.0]
-
-    def progress(line: str) -> None:
-        if not args.quiet and (time.monotonic() - last[0] >= 2.0 or line.endswith("wall")):
-            last[0] = time.monotonic()
-            print(f"  [{time.monotonic() - start:5.0f} s] {line}", flush=True)
-
+    start = time.monotonic()
+    flat = [(e, i) for e in chosen for i in range(len(plan[e.key][1]))]  # every run of every experiment, in order
+    got: dict[str, dict[int, RunResult]] = {e.key: {} for e in chosen}
     runs, findings = {}, {}
-    for i, exp in enumerate(chosen):
-        print(f"[{i + 1}/{len(chosen)}] {exp.key}: {exp.title} ({exp.scenario})", flush=True)
-        try:
-            runs[exp.key] = run_experiment(exp, progress=progress)
-        except ScenarioError as exc:
-            print(f"error: {exc.lines()[0]}", file=sys.stderr)
-            return 2
-        findings[exp.key] = f = exp.measure(runs[exp.key])
-        for row in f.rows:
-            mark = {True: "ok  ", False: "FAIL", None: "    "}[row.ok]
-            print(f"  {mark} {row.what}: {row.measured} (paper: {row.paper})", flush=True)
-        # Draw every figure whose experiments are all in, and rewrite the gallery: a run cut short keeps its figures.
-        for name, (needs, draw) in FIGURES.items():
-            if exp.key in needs and all(k in runs for k in needs):
-                draw(runs, args.out / f"{name}.png")
-        gallery.write(args.out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
-                                                                      for r in rs.results.values()))
-        (args.out / "numbers.json").write_text(json.dumps({k: f.numbers for k, f in findings.items()}, indent=1,
-                                                          default=str) + "\n")
+
+    def arrived(n: int, r: RunResult) -> None:
+        exp, i = flat[n]
+        got[exp.key][i] = r
+        todo = plan[exp.key][1]
+        if len(got[exp.key]) == len(todo):
+            runs[exp.key] = fill(plan[exp.key][0], todo, [got[exp.key][j] for j in range(len(todo))])
+            _finish(exp, runs, findings, args.out, len(chosen))
+
+    try:
+        parallel.run_all([t for e in chosen for _, t in plan[e.key][1]], opts, arrived)
+    except parallel.RunFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130  # what finished is cached (run_all said so)
     rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
     failed = [f"{k}: {r.what}" for k, f in findings.items() for r in f.rows if r.ok is False]
     print(f"\n{sum(r.ok for r in rows)} of {len(rows)} checks hold; {time.monotonic() - start:.0f} s wall. "
@@ -82,6 +88,29 @@ def main(argv: list[str] | None = None) -> int:
     for line in failed:
         print(f"does not hold: {line}")
     return 0
+
+
+def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding], out: Path, total: int) -> None:
+    """An experiment whose runs are all in: measure it, keep its runs
+    (out/runs/<key>/, as mrc-sim writes a sweep), draw every figure whose
+    experiments are all in, and rewrite the gallery: a run cut short keeps
+    its figures."""
+    print(f"[{len(runs)}/{total}] {exp.key}: {exp.title} ({exp.scenario})", flush=True)
+    findings[exp.key] = f = exp.measure(runs[exp.key])
+    for row in f.rows:
+        mark = {True: "ok  ", False: "FAIL", None: "    "}[row.ok]
+        print(f"  {mark} {row.what}: {row.measured} (paper: {row.paper})", flush=True)
+    by_variant: dict[tuple, list[RunResult]] = {}
+    for (vals, _), r in runs[exp.key].results.items():
+        by_variant.setdefault(vals, []).append(r)
+    sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)
+    for name, (needs, draw) in FIGURES.items():
+        if exp.key in needs and all(k in runs for k in needs):
+            draw(runs, out / f"{name}.png")
+    gallery.write(out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
+                                                                  for r in rs.results.values()))
+    ordered = {k: findings[k].numbers for k in BY_KEY if k in findings}  # not the order runs happened to end in
+    (out / "numbers.json").write_text(json.dumps(ordered, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What an experiment of the gallery is, and how one is run: its scenario
-file (scenarios/paper/), the runs of every sweep variant and transport,
-and what it measures against the paper."""
+file (scenarios/paper/), the runs of every sweep variant and transport
+(tasks for fabric_sim/parallel.py), and what it measures against the
+paper."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any, Callable
 
 from control_plane import pipelines
 from fabric_sim import scenario
-from fabric_sim.run import RunResult, run
+from fabric_sim.parallel import IN_PROCESS, Options, Task, label, run_all
+from fabric_sim.run import RunResult
 
 SCENARIOS = pipelines.SCENARIOS / "paper"
 
@@ -83,18 +85,27 @@ def _sweep_raw(sc: scenario.Scenario) -> dict[str, list[Any]]:
     return {k: list(v) for k, v in sc.meta.get("sweep") or ()}
 
 
-def run_experiment(exp: Experiment, values: dict[str, Any] | None = None,
-                   progress: Callable[[str], None] | None = None) -> Runs:
-    """Run every sweep variant of the experiment with every transport."""
+def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, list[tuple[tuple, Task]]]:
+    """The experiment's runs still to fill, and a task per sweep variant and
+    transport with the key its result goes under in Runs.results."""
     sc = load(exp, values)
-    runs = Runs(sc)
     variants = scenario.variants(sc)
+    out = []
     for i, (vals, v) in enumerate(variants):
         for t in v.transports:
-            label = f"{exp.key} [{i + 1}/{len(variants)}] {t.name}" + (
-                " " + ", ".join(f"{k.rsplit('.', 1)[-1]}={x}" for k, x in vals.items()) if vals else "")
-            r = run(v, t, (lambda line, label=label: progress(f"{label}: {line}")) if progress else None)
-            if progress:
-                progress(f"{label}: done, {r.wall_s:.1f} s wall")
-            runs.results[(tuple(vals.items()), t.name)] = r
+            name = f"{exp.key} [{i + 1}/{len(variants)}] {t.name}" + (f" {label(vals)}" if vals else "")
+            out.append(((tuple(vals.items()), t.name), Task(name, v, t)))
+    return Runs(sc), out
+
+
+def fill(runs: Runs, todo: list[tuple[tuple, Task]], results: list[RunResult]) -> Runs:
+    """Runs.results in the tasks' order, whatever order the runs finished in."""
+    for (k, _), r in zip(todo, results):
+        runs.results[k] = r
     return runs
+
+
+def run_experiment(exp: Experiment, values: dict[str, Any] | None = None, opts: Options = IN_PROCESS) -> Runs:
+    """Run every sweep variant of the experiment with every transport."""
+    runs, todo = tasks(exp, values)
+    return fill(runs, todo, run_all([t for _, t in todo], opts))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from fabric_sim import cli
-from fabric_sim import on_bmv2
+from fabric_sim import on_bmv2, parallel
 from fabric_sim.paper import __main__ as paper
 from tests.sim.helpers import SMALL
 
@@ -22,8 +22,7 @@ def no_run(monkeypatch):
     """Any simulation started fails the test: refusals come first."""
     def refuse(*a, **k):
         raise AssertionError("a run started")
-    monkeypatch.setattr(cli, "run", refuse)
-    monkeypatch.setattr(paper, "run_experiment", refuse)
+    monkeypatch.setattr(parallel, "run_all", refuse)  # mrc-sim's and make paper's runs all go through it
 
 
 def one_line_error(capsys) -> str:
@@ -80,7 +79,7 @@ def test_paper_checks_its_out_folder_and_scenarios_first(tmp_path, capsys, no_ru
 
     def broken(exp, values=None):
         raise paper.ScenarioError("workload.pattern", "'x' is not one of ...")
-    monkeypatch.setattr(paper, "load", broken)
+    monkeypatch.setattr(paper, "tasks", broken)  # every scenario is loaded there before any run
     assert paper.main(["--only", "fig10", "--out", str(tmp_path / "out")]) == 2
     assert one_line_error(capsys) == "error: fig10: workload.pattern: 'x' is not one of ..."
 
