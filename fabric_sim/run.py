@@ -97,7 +97,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
-                                     ack_every=ecfg.ack_every,
+                                     ack_every=ecfg.ack_every, ablate=frozenset(t.ablate),
                                      on_message=drv.delivered, slot_sink=node.slots)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint

@@ -24,6 +24,7 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
 
 PATTERNS = ("permutation", "all_to_all", "incast", "ring_allreduce", "flows")
 KINDS = ("mrc", "single_path", "roce")
+ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Transport:
     ecn_move: str = "skip"  # mrc: an ECN-marked EV is skipped for a rotation, or swapped with an idle spare
     topology: T.Topology | None = None  # this transport's own fabric (same NICs), e.g. RoCE on one plane
     links: Links | None = None
+    ablate: tuple[str, ...] = ()  # ABLATIONS switched off in the MRC endpoint (tests that a check needs them)
 
 
 @dataclass(frozen=True)
@@ -197,8 +199,18 @@ def _transports(raw: Any, topo: T.Topology, base: Path, w: Workload) -> tuple[Tr
                              num(r, "reconvergence_us", path, 500.0, 0, 1e9),
                              num(r, "qps_per_pair", path, None, 1, 256, True),
                              choice(r, "ecn_move", path, ("skip", "swap"), "skip"), own,
-                             _links(r["links"], f"{path}links") if r.get("links") is not None else None))
+                             _links(r["links"], f"{path}links") if r.get("links") is not None else None,
+                             _ablations(r.get("ablate", []), f"{path}ablate")))
     return tuple(out)
+
+
+def _ablations(raw: Any, path: str) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        raise ScenarioError(path, f"expected a list, got {raw!r}")
+    for j, a in enumerate(raw):
+        if a not in ABLATIONS:
+            raise ScenarioError(f"{path}[{j}]", f"{a!r} is not one of {', '.join(ABLATIONS)}")
+    return tuple(raw)
 
 
 def _workload(raw: Any, topo: T.Topology) -> Workload:

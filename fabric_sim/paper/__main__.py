@@ -16,7 +16,7 @@ from pathlib import Path
 from control_plane.pipelines import REPO
 from fabric_sim.fields import ScenarioError
 from fabric_sim.paper import gallery
-from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
+from fabric_sim.paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
 from fabric_sim.paper.experiments import run_experiment
 from fabric_sim.paper.figures import FIGURES
 
@@ -51,23 +51,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         findings[exp.key] = f = exp.measure(runs[exp.key])
-        for row in f.rows:
-            mark = {True: "ok  ", False: "FAIL", None: "    "}[row.ok]
-            print(f"  {mark} {row.what}: {row.measured} (paper: {row.paper})", flush=True)
+        for h in f.held:
+            mark = "ok  " if h.ok else "FAIL" if h.tested else "n/t "
+            print(f"  {mark} {h.claim}: {h.measured}" + (f" ({h.cause})" if h.cause else ""), flush=True)
         # Draw every figure whose experiments are all in, and rewrite the gallery: a run cut short keeps its figures.
         for name, (needs, draw) in FIGURES.items():
             if exp.key in needs and all(k in runs for k in needs):
                 draw(runs, args.out / f"{name}.png")
-        gallery.write(args.out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
-                                                                      for r in rs.results.values()))
+        gallery.write(args.out, EXPERIMENTS, runs, findings, FIGURES,
+                      sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
         (args.out / "numbers.json").write_text(json.dumps({k: f.numbers for k, f in findings.items()}, indent=1,
                                                           default=str) + "\n")
-    rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
-    failed = [f"{k}: {r.what}" for k, f in findings.items() for r in f.rows if r.ok is False]
-    print(f"\n{sum(r.ok for r in rows)} of {len(rows)} checks hold; {time.monotonic() - start:.0f} s wall. "
-          f"Gallery: {args.out / 'paper.md'}; figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
-    for line in failed:
-        print(f"does not hold: {line}")
+    res = gallery.results(CLAIMS, findings)
+    bad = [k for k, f in findings.items() for run, ok in f.delivery if not ok]
+    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {args.out / 'paper.md'}; "
+          "figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
+    for cid, h in res.items():
+        if h is not None and not h.ok:
+            print(f"not reproduced: {cid}: {h.cause}")
+    for k in bad:
+        print(f"delivery failed: {k}")
     return 0
 
 
