@@ -20,7 +20,8 @@ from fabric_sim.report import busy  # noqa: E402
 from nic_model.ev import make_ev  # noqa: E402
 
 COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
-          "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green"}
+          "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green",
+          "mrc-8qp": "tab:purple"}
 
 
 def _until(r, t: list[float]) -> int:
@@ -197,6 +198,23 @@ def fig16(runs: dict[str, Runs], path: Path) -> None:
     _save(fig, path)
 
 
+def roceqp(runs: dict[str, Runs], path: Path) -> None:
+    """RoCE's bus bandwidth against its QPs per pair (the 8-rank ring)."""
+    pts = sorted((vals["transports[0].qps_per_pair"], M.collective_gbps(r)) for vals, r in
+                 runs["roceqp"].by_transport("roce"))
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot([q for q, _ in pts], [g for _, g in pts], marker="o", color=COLORS["roce-16qp"], label="RoCE")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([q for q, _ in pts], [str(q) for q, _ in pts])
+    ax.minorticks_off()
+    ax.set_ylim(0, 420)
+    ax.set_xlabel("QPs per pair")
+    ax.set_ylabel("bus bandwidth per NIC (Gb/s)")
+    ax.set_title("RoCE QP scaling: 8-rank ring all-reduce, 8 MiB, no loss", fontsize=9)
+    ax.grid(alpha=0.3)
+    _save(fig, path)
+
+
 def fig17(runs: dict[str, Runs], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     _sizes_panel(ax, runs["fig17"], "64-way all-to-all (Cluster C)")
@@ -235,6 +253,7 @@ FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None
     "fig13": (("fig12",), fig13),
     "fig14": (("fig14",), fig14),
     "fig16": (("fig16", "fig16bw"), fig16),
+    "roceqp": (("roceqp",), roceqp),
     "fig17": (("fig17",), fig17),
     "fig18": (("fig18",), fig18),
 }

@@ -10,7 +10,6 @@ import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabric_sim.paper import metrics as M
 from fabric_sim.paper.claims import Claim
 from fabric_sim.paper.experiments import SCENARIOS, Experiment, Finding, Held, Runs
 
@@ -79,7 +78,8 @@ def _mark(h: Held) -> str:
 def _apart(c: Claim) -> str:
     if c.ablation is None:
         return f"cannot tell apart: {c.indistinct}"
-    what = ", ".join(f"{k}: {v}" for k, v in c.ablation.items())
+    what = ", ".join(f"{k}: {v}" if not isinstance(v, list) else f"{k}: [{', '.join(v)}]"
+                     for k, v in c.ablation.items())
     return f"fails with `{what}`" + (f" (on {c.ablate_on})" if c.ablate_on else "")
 
 
@@ -103,10 +103,9 @@ def mechanisms_table(claims: list[Claim], res: dict[str, Held | None]) -> str:
 
 def section(exp: Experiment, runs: Runs, f: Finding, claims: list[Claim], res: dict[str, Held | None]) -> str:
     sc = runs.scenario
-    scale = M.us_per_paper_s(sc)
     lines = [f"### {exp.key}: {exp.title}", "",
-             f"Scenario `{Path(sc.source).relative_to(SCENARIOS.parent.parent)}`; time scale: {sc.meta.get('scale')}"
-             f"{'' if scale else ' (no time axis)'}; transports: {', '.join(runs.transports)}; "
+             f"Scenario `{Path(sc.source).relative_to(SCENARIOS.parent.parent)}`; time scale: {sc.meta.get('scale')}; "
+             f"transports: {', '.join(runs.transports)}; "
              f"{len(runs.results)} run{'s' * (len(runs.results) > 1)}, "
              f"{sum(r.wall_s for r in runs.results.values()):.0f} s.", "",
              f"**The paper:** {exp.paper}", ""]
@@ -146,7 +145,8 @@ def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findi
     parts = [HEAD.format(when=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), wall=wall,
                          tally=tally(res), delivery=f"Delivery checks, counted apart: {sum(deliveries)} of "
                          f"{len(deliveries)} runs delivered every message exactly once with no QP error.")]
-    experiments = sorted(experiments, key=lambda e: e.key)  # the paper's order, whatever order they ran in
+    # The paper's order, whatever order they ran in: the 5.2.1 table first, then by figure.
+    experiments = sorted(experiments, key=lambda e: (e.figure if e.figure.startswith("fig") else "fig00", e.key))
     ordered = sorted(claims.values(), key=lambda c: [e.key for e in experiments].index(c.experiment))
     parts += [summary(experiments, ordered, res), "## What each claim is about, and what shows the check needs it\n",
               mechanisms_table(ordered, res)]
@@ -157,7 +157,8 @@ def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findi
         if exp.figure not in done_figs:
             done_figs.add(exp.figure)
             imgs = [k for k, (needs, _) in figures.items() if exp.key in needs and (out / f"{k}.png").exists()]
-            parts.append(f"## Fig. {exp.figure[3:].lstrip('0')}\n")
+            parts.append(f"## Fig. {exp.figure[3:].lstrip('0')}\n" if exp.figure.startswith("fig") else
+                         f"## Section {exp.figure}\n")
             parts += [f"![{k}]({k}.png)\n" for k in imgs]
         parts.append(section(exp, runs[exp.key], findings[exp.key], ordered, res))
     missing = [e.key for e in experiments if e.key not in findings]

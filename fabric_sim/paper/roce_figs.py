@@ -83,6 +83,11 @@ CLAIMS = [
           "flows", "Jain's index of the 7 incast flows' mean goodputs", f"at least {FAIRNESS}",
           "MRC's window reacting to trims", indistinct="the shared bottleneck is the last hop: trims (NACKs) drive "
           "the window there, and no listed ablation removes them"),
+    Claim("fig21.mrc8", "fig18", "Fig. 21a", "MRC with 8 QPs behaves exactly the same as with 1 QP, perfectly "
+          "sharing the bottleneck link among the incast flows, with no impact on the victim flow", "with 8 QPs per "
+          "pair: the victim's mean goodput and Jain's index of the incast flows", f"victim at least {VICTIM_SHARE}, "
+          f"Jain at least {FAIRNESS}", "no PFC (lossy fabric, trimming, MRC's window)",
+          indistinct="as fig18.mrc_victim: the claim is about PFC's absence", transport="mrc-8qp"),
     Claim("fig18.roce1_victim", "fig18", "Fig. 18a", "RoCE with DCQCN, 1 QP: victim-flow performance still "
           "degrades by about 25%", "the victim's mean goodput, of line rate", f"{VICTIM_25[0]}..{VICTIM_25[1]}",
           "none (RoCE, PFC)", indistinct=NOT_MRC, transport="roce-1qp"),
@@ -259,6 +264,11 @@ def fig18(runs: Runs) -> Finding:
                "the incast's congestion reaches the victim's path")
         f.hold("fig18.mrc_fair", f"{n['mrc']['jain']:.3f}", n["mrc"]["jain"] >= FAIRNESS,
                "the incast flows do not share the bottleneck evenly")
+    if "mrc-8qp" in n:
+        m8 = n["mrc-8qp"]
+        f.hold("fig21.mrc8", f"victim {m8['victim']:.2f}, Jain {m8['jain']:.3f}",
+               m8["victim"] >= VICTIM_SHARE and m8["jain"] >= FAIRNESS, "8 QPs per pair share the incast unevenly"
+               if m8["jain"] < FAIRNESS else "the victim loses bandwidth with 8 QPs per pair")
     if "roce-1qp" in n:
         v = n["roce-1qp"]["victim"]
         f.hold("fig18.roce1_victim", f"{v:.2f}", VICTIM_25[0] <= v <= VICTIM_25[1],

@@ -17,6 +17,10 @@ def test_fig12_a_lossy_ev_is_retired_within_rtts_its_spare_takes_over_at_line_ra
     assert f.numbers["ev_a"] & 7 == f.numbers["ev_b"] & 7 == 3, "EV-B is EV-A's same-plane spare"
     # Ablation: without EV state the lossy EV keeps its share of packets, a fifth of them lost.
     assert f.numbers["oblivious_retx"] > 5 * f.numbers["mrc_retx"]
+    assert [f.result(c).ok for c in ("fig12.line", "fig13.retired", "fig13.takeover")] == [True] * 3
+    # Fig. 13's EV-A comes back in the model (restored after 3 good probes): counted as a ✗ with that cause.
+    stays = f.result("fig13.stays_out")
+    assert f.numbers["retirements"] > 1 and not stays.ok and "restores an EV after 3 good probes" in stays.cause
 
 
 def test_fig14_ecn_swap_moves_one_flow_to_the_other_ev_and_both_run_near_line_rate():
@@ -27,3 +31,6 @@ def test_fig14_ecn_swap_moves_one_flow_to_the_other_ev_and_both_run_near_line_ra
     assert min(swap["rates"]) >= P.NEAR_LINE
     # The default ECN response (skip one rotation) leaves the two flows sharing EV-A: the documented difference.
     assert f.numbers["mrc"]["client1_on_ev_b"] < 0.5 and max(f.numbers["mrc"]["rates"]) < P.NEAR_LINE
+    # The claims are held on the default: both are counted as not reproduced, with the cause.
+    assert not f.result("fig14.moves").ok and "ecn_move: swap" in f.result("fig14.moves").cause
+    assert not f.result("fig14.rates").ok
