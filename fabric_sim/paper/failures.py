@@ -115,12 +115,13 @@ def _base(f: Finding, r, label: str) -> list[M.Phase]:
     f.row(f"{label}: before any failure, both directions", "≈1,540 Gb/s (2 x ~770 of 800)",
           f"{ph[0].gbps:,.0f} Gb/s ({ph[0].gbps / line:.1%} of the payload line rate)")
     f.delivered(label, M.delivered_once(r))
-    _transient_rows(f, r, label)
+    transient_row(f, r, label)
     return ph
 
 
-def _transient_rows(f: Finding, r, label: str) -> None:
-    """Item: the transient after each event, measured, in µs and in the paper's seconds."""
+def transient_row(f: Finding, r, label: str) -> None:
+    """The transient after each event, measured (metrics.transients), in µs
+    and in the paper's seconds at the figure's scale."""
     tr = M.transients(r)
     f.numbers[f"{label}_recover_us"] = [x.recover_us for x in tr]
     f.numbers[f"{label}_dip"] = [x.dip for x in tr]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fabric_sim.paper import metrics as M
 from fabric_sim.paper.claims import ECN_ECHO_OFF, EV_RETIRE_OFF, Claim
 from fabric_sim.paper.experiments import Experiment, Finding, Runs
+from fabric_sim.paper.failures import transient_row
 from mrc_wire.constants import ev_plane
 from nic_model.ev import EvProfile, make_ev
 
@@ -69,6 +70,7 @@ def fig12(runs: Runs) -> Finding:
         f.numbers[f"{name}_delivered_once"] = M.delivered_once(r)
         f.numbers[f"{name}_retx"] = sum(r.retx.values())
         measured = f"{share:.3f} ({ph[1].gbps:,.0f} Gb/s); {sum(r.retx.values())} retransmissions"
+        transient_row(f, r, name)
         if name == "mrc":
             f.hold("fig12.line", measured, share >= LINE_SHARE, "the lossy EV keeps its share of packets")
         else:
