@@ -45,7 +45,10 @@ CLAIMS = [
     Claim("fig09a.brief", "fig09a", "Fig. 9a", "a brief interruption of less than a second ... after which both "
           "QPs stabilize over the remaining links", f"after each event, time to reach {M.RECOVERED:.0%} of the "
           "next phase's steady goodput", f"within {BRIEF_S:g} s at the figure's scale (at least one bin)",
-          "NIC port state", indistinct=LINK_BOUND),
+          "NIC port state, and the bitmap at the peer", indistinct="the model remaps at the instant its port drops "
+          "(no detection delay), and without the bitmap the peer retires the plane's EVs by their losses within a "
+          "few RTTs: both inside one bin (measured: every transient one 10 µs bin with port_bitmap off; with EV "
+          "state off the live links are still the bottleneck, as for fig09a.steps)"),
     Claim("fig09b.half", "fig09b", "Fig. 9b", "MRC quickly stabilizes at approximately half the nominal bandwidth "
           "when all four links are taken down", "the fault's steady goodput / before", f"0.5 within {STEP_TOL:.0%}",
           "NIC port state", indistinct=LINK_BOUND),

@@ -224,9 +224,13 @@ def fig17(runs: dict[str, Runs], path: Path) -> None:
 def fig18(runs: dict[str, Runs], path: Path) -> None:
     rs = runs["fig18"]
     names = rs.transports
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.6), sharey=True, squeeze=False)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), sharey=True, squeeze=False)
     target = rs.scenario.workload.flows[0].dst
-    for ax, name in zip(axes[0], names):
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names):
         r = rs.get(name)
         n = _until(r, r.timeline.t)
         for flow, g in r.timeline.flows.items():
@@ -240,7 +244,8 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
         ax.set_ylim(0, 420)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center right")
-    axes[0, 0].set_ylabel("throughput (Gb/s)")
+    for row in axes:
+        row[0].set_ylabel("throughput (Gb/s)")
     _save(fig, path)
 
 

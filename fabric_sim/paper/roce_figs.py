@@ -240,6 +240,22 @@ def fig17(runs: Runs) -> Finding:
     return f
 
 
+def _roce10_cause(one: dict, ten: dict) -> str:
+    """What of Fig. 18b's claim failed, from the numbers."""
+    why = []
+    if ten["victim"] <= one["victim"]:
+        why.append(f"the victim keeps less with 10 QPs ({ten['victim']:.2f}) than with 1 ({one['victim']:.2f}): some "
+                   "of its 10 QPs hash onto the spine downlinks the incast uses, collect its ECN marks and are slowed "
+                   "by DCQCN, while 1 QP's path escapes them; no PFC spreads the incast's congestion to the 1-QP "
+                   "victim")
+    if ten["jain"] >= one["jain"]:
+        why.append(f"10 QPs share the incast no worse (Jain {ten['jain']:.3f} against {one['jain']:.3f}): without "
+                   "PFC no pause singles out some senders")
+    if ten["victim_low"] > DIP_10QP:
+        why.append(f"the victim's lowest bin is {ten['victim_low']:.2f} of line rate")
+    return "; ".join(why)
+
+
 def fig18(runs: Runs) -> Finding:
     f = Finding("fig18")
     for name in runs.transports:
@@ -278,7 +294,7 @@ def fig18(runs: Runs) -> Finding:
         f.hold("fig18.roce10", f"victim {ten['victim']:.2f} (1 QP: {one['victim']:.2f}), lowest bin "
                f"{ten['victim_low']:.2f}; Jain {ten['jain']:.3f} (1 QP: {one['jain']:.3f})",
                ten["jain"] < one["jain"] and ten["victim"] > one["victim"] and ten["victim_low"] <= DIP_10QP,
-               NO_PFC_CAUSE)
+               _roce10_cause(one, ten))
     roce = {k: v for k, v in n.items() if k.startswith("roce")}
     starved = [k for k, v in roce.items() if v["incast_total"] < 0.8]
     if starved:
