@@ -163,7 +163,7 @@ def _hold_dead(f: Finding, r, claim: str) -> None:
            "the QPs keep sending onto the dead plane")
 
 
-def _dead_paths(sc, t: float) -> set[tuple[int, int]]:
+def dead_paths(sc, t: float) -> set[tuple[int, int]]:
     """(plane, spine) paths cut at time t by a T0-T1 link or a T1 switch
     down (the cross-T1 pair's paths cross both T0 groups)."""
     dead: set[tuple[int, int]] = set()
@@ -177,7 +177,7 @@ def _dead_paths(sc, t: float) -> set[tuple[int, int]]:
     return dead
 
 
-def _hold_mapped(f: Finding, r, claim: str) -> None:
+def hold_mapped(f: Finding, r, claim: str) -> None:
     """Packets the traced QPs still send through cut paths in the second
     half of each faulty phase, against what those paths carried before any
     fault. The first half is left out: a QP retires an EV when it loses a
@@ -185,7 +185,7 @@ def _hold_mapped(f: Finding, r, claim: str) -> None:
     first = min(e.at_us for e in r.scenario.events)
     worst, at = 0.0, first
     for p in M.phases(r)[1:]:
-        dead = _dead_paths(r.scenario, p.start)
+        dead = dead_paths(r.scenario, p.start)
         if not dead:
             continue
         on = lambda ev: (ev_plane(ev), ev_spine(ev)) in dead  # noqa: E731
@@ -255,7 +255,7 @@ def fig09c(runs: Runs) -> Finding:
         if name == "mrc":
             f.hold("fig09c.flat", f"{worst:.3f}; {sum(r.retx.values()):,} retransmissions", worst >= BARELY,
                    "dead paths keep their share of each QP's packets, each lost and resent")
-            _hold_mapped(f, r, "fig09c.mapped")
+            hold_mapped(f, r, "fig09c.mapped")
         else:
             f.row(f"{name} (ablation, not in the paper): worst phase as T0-T1 links go down one by one", "-",
                   f"{worst:.3f}; {sum(r.retx.values()):,} retransmissions")
@@ -270,7 +270,7 @@ def fig09d(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig09d")
     during, after = _during_after(f, r)
     f.hold("fig09d.flat", f"{during:.3f}", during >= BARELY, "the dead links' paths keep losing packets")
-    _hold_mapped(f, r, "fig09d.mapped")
+    hold_mapped(f, r, "fig09d.mapped")
     f.hold("fig09d.back", f"{after:.3f}", after >= BARELY, "the restored paths stay unused")
     return f
 
@@ -290,7 +290,7 @@ def fig11(runs: Runs) -> Finding:
     r, f = runs.get("mrc"), Finding("fig11")
     during, after = _during_after(f, r)
     f.hold("fig11.flat", f"{during:.3f}", during >= BARELY, "the failed T1's paths keep losing packets")
-    _hold_mapped(f, r, "fig11.mapped")
+    hold_mapped(f, r, "fig11.mapped")
     f.hold("fig11.back", f"{after:.3f}", after >= BARELY, "the T1's paths stay unused after it returns")
     f.numbers["link_down_drops"] = r.drops.get("link:link_down", 0)
     return f

@@ -106,6 +106,17 @@ def fig09(runs: dict[str, Runs], path: Path) -> None:
     _save(fig, path)
 
 
+def fig19(runs: dict[str, Runs], path: Path) -> None:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    titles = {"fig19a": "(a) three of four 400 Gb/s T0-T1 links fail",
+              "fig19b": "(b) three of four 100 Gb/s T0-T1 links fail, then return",
+              "fig19c": "(c) two of four 100 Gb/s T0-T1 links fail together, then return"}
+    for ax, (key, title) in zip(axes, titles.items()):
+        rs = runs[key]
+        throughput(ax, [(n, rs.get(n)) for n in rs.transports], title, bidirectional=False)
+    _save(fig, path)
+
+
 def _single(key: str, title: str) -> Callable[[dict[str, Runs], Path], None]:
     def plot(runs: dict[str, Runs], path: Path) -> None:
         fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -252,6 +263,7 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
 # figure -> (the experiments it needs, the function that draws it)
 FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None]]] = {
     "fig09": (("fig09a", "fig09b", "fig09c", "fig09d"), fig09),
+    "fig19": (("fig19a", "fig19b", "fig19c"), fig19),
     "fig10": (("fig10",), _single("fig10", "T0-local ib_write_bw during a T0 switch failure")),
     "fig11": (("fig11",), _single("fig11", "Cross-T1 ib_write_bw during T1 failure/recovery")),
     "fig12": (("fig12",), _single("fig12", "Packet-drop reliability: 20% drop on one EV")),

@@ -127,7 +127,8 @@ def transients(r: RunResult) -> list[Transient]:
     for p in phases(r)[1:]:
         after = [(t, g) for t, g in zip(tl.t, tl.goodput) if t - width >= p.start - 1e-9 and t <= p.end]
         done = next((t for t, g in after if g >= RECOVERED * p.gbps), math.inf)
-        dip = min((g for t, g in after if t <= done), default=math.nan) / p.gbps
+        low = min((g for t, g in after if t <= done), default=math.nan)
+        dip = low / p.gbps if p.gbps > 0 else math.nan
         out.append(Transient(p.start, p.gbps, done - p.start, dip))
     return out
 
