@@ -29,6 +29,12 @@ def _until(r, t: list[float]) -> int:
     return next((i + 1 for i, x in enumerate(t) if x >= end), len(t))
 
 
+def _time_label(r) -> str:
+    """The time axis, with the figure's scale: how many µs stand for a second of the paper's plot."""
+    scale = M.us_per_paper_s(r.scenario)
+    return f"time (µs; 1 s of the paper = {scale:g} µs)" if scale else "time (µs)"
+
+
 def _label(e) -> str:
     a = e.args
     if e.kind.startswith("nic_port"):
@@ -65,7 +71,7 @@ def throughput(ax, series: list[tuple[str, object]], title: str, bidirectional: 
     ax.axhline(line, color="k", ls=":", lw=0.8, label="payload line rate")
     _events(ax, r0)
     ax.set_ylim(0, line * 1.12)
-    ax.set_xlabel("time (µs)")
+    ax.set_xlabel(_time_label(r0))
     ax.set_ylabel("throughput (Gb/s)")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -135,7 +141,7 @@ def fig13(runs: dict[str, Runs], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 2.8))
     activity(ax, r, flow, {"EV-A": a, "EV-B": b}, f"Fig. 13: path activity of QP {flow}, plane {loss.args[1]} "
              "(20% drop on EV-A)")
-    ax.set_xlabel("time (µs)")
+    ax.set_xlabel(_time_label(r))
     _save(fig, path)
 
 
@@ -158,7 +164,7 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
         ax.set_ylim(0, M.line_goodput(r, False) * 1.15)
         ax.set_title(f"{name}: throughput per flow", fontsize=9)
         ax.set_ylabel("Gb/s")
-        ax.set_xlabel("time (µs)")
+        ax.set_xlabel(_time_label(r))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     _save(fig, path)
@@ -251,7 +257,7 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
         ax.plot([], [], color="0.55", lw=0.8, label="incast flows")
         ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
         ax.set_title(name, fontsize=9)
-        ax.set_xlabel("time (µs)")
+        ax.set_xlabel(_time_label(r))
         ax.set_ylim(0, 420)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center right")

@@ -14,30 +14,26 @@ LAT_DELTA = 6.54 - 5.09  # µs: what crossing the T1s adds to the one-way latenc
 LAT_FACTOR = 2.0  # the model's extra latency within this factor of the paper's
 QP_GAIN = 1.2  # "QP scaling does indeed help": 8 QPs at least this many times 1 QP
 BEYOND_8 = 1.05  # "very little gain beyond 8 QPs": 16 QPs at most this many times 8
-HOPS = ("the claim is about the fabric (two more switch hops), not an MRC mechanism", )
+HOPS = "the claim is about the fabric (two more switch hops), not an MRC mechanism"
 
 CLAIMS = [
     Claim("tab521.bw", "tab521", "5.2.1", "ib_write_bw with 32 KB writes and 4 QPs achieves approximately "
           "770 Gb/s, 96% of the theoretical peak", "each bandwidth flow's steady goodput, of the NIC's 800 Gb/s",
-          f"{PEAK_SHARE:.1%} within {BW_TOL * 100:.0f} points, T0-local and cross-T1", "spraying each QP over all planes",
-          SINGLE_PATH),
+          f"{PEAK_SHARE:.1%} within {BW_TOL * 100:.0f} points, T0-local and cross-T1",
+          "spraying each QP over all planes", SINGLE_PATH),
     Claim("tab521.same_bw", "tab521", "5.2.1", "steady-state throughput is not constrained by whether traffic "
           "remains within a single T0 or traverses T0 boundaries", "cross-T1 / T0-local bandwidth",
-          f"within {SAME_BW:.0%}", "spraying each QP over all planes and spines", indistinct=HOPS[0] +
+          f"within {SAME_BW:.0%}", "spraying each QP over all planes and spines", indistinct=HOPS +
           ": a single path per QP lowers both alike"),
     Claim("tab521.lat", "tab521", "5.2.1", "cross-T1 communication exhibits a higher latency (6.54 µs against "
           "5.09 µs), attributable to extra switch hops", "one-way latency of a 2-byte write (post to placement), "
           "cross-T1 minus T0-local", f"above 0, within a factor {LAT_FACTOR:g} of the paper's {LAT_DELTA:.2f} µs",
-          "none (the fabric's hops)", indistinct=HOPS[0]),
+          "none (the fabric's hops)", indistinct=HOPS),
     Claim("roceqp.scaling", "roceqp", "Fig. 16 (text)", "for RoCE, QP scaling does indeed help, but we see very "
           "little gain beyond 8 QPs", "bus bandwidth of the 8-rank ring with 1-16 QPs per pair",
           f"8 QPs at least {QP_GAIN}x 1 QP; 16 QPs at most {BEYOND_8}x 8 QPs", "none (RoCE)",
           indistinct="a claim about RoCE, the baseline: no MRC mechanism to remove", transport="roce"),
 ]
-
-
-def _flow(r, src: int, dst: int) -> str:
-    return f"{src}->{dst}"
 
 
 def tab521(runs: Runs) -> Finding:
@@ -51,7 +47,7 @@ def tab521(runs: Runs) -> Finding:
     # of them runs out of data (the latency writes are long done).
     last = min(max(m.done_at for m in r.messages if (m.src, m.dst) == (fl.src, fl.dst)) for fl in (bw_local, bw_cross))
     start, end = bw_local.start_us + M.settle_us(r), last - M.settle_us(r)
-    bw = {name: M.window_mean(r, r.timeline.flows[_flow(r, fl.src, fl.dst)], start, end)
+    bw = {name: M.window_mean(r, r.timeline.flows[f"{fl.src}->{fl.dst}"], start, end)
           for name, fl in (("T0-local", bw_local), ("cross-T1", bw_cross))}
     f.numbers.update(latency_us=lat, gbps=bw)
     for name in lat:
