@@ -14,11 +14,14 @@ TRACK = ("each phase's steady goodput / before, against the share of the T0's up
          f"within {STEP_TOL:.0%} in every phase")
 
 
-SINGLE_PLANE = ("What the trace points to: on a one-plane fabric the receiver sends all its ACKs on one reverse "
-                "EV (one per plane); when a cut takes that EV's path, ACKs stop until a reverse probe finds another, "
-                "and meanwhile the sender's retransmission timeouts blame (and retire) the EVs of paths that work. "
-                "Cluster B's eight planes hide it: another plane's reverse EV takes over. Not yet confirmed by a "
-                "test of its own.")
+SINGLE_PLANE = ("What a trace of fig19b shows (endpoint state read at 110-300 µs): on a one-plane fabric the "
+                "receiver has one reverse EV for all its ACKs; at the first cut it was on the cut spine, so every "
+                "ACK is lost; the sender, window-blocked with all its packets unacknowledged, sends nothing new, so "
+                "the receiver gets no data, sends no ACK, and its fresh reverse EV (found by a probe 14 µs later) "
+                "goes unused; the tail probe, which would break this, waits for nothing to be pending. Only the "
+                "retransmission timeout (10 base RTTs) restarts the flow, and it retires the EV of every copy in "
+                "flight: healthy paths. Cluster B's eight planes hide it (another plane's reverse EV carries the "
+                "ACKs).")
 
 
 def _mapped(fig: str) -> Claim:
