@@ -103,7 +103,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
-                                     ack_bytes=ecfg.ack_bytes,
+                                     ack_bytes=ecfg.ack_bytes, ablate=frozenset(t.ablate),
                                      on_message=drv.delivered, slot_sink=node.slots)
             sched.endpoint = node.endpoint
     for (a, b), qps in links.items():

@@ -36,6 +36,7 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
 Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
 Kind = Literal["mrc", "single_path", "roce"]
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
+ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
 
 
 def _topology(raw: Any, info: ValidationInfo) -> T.Topology:
@@ -113,6 +114,16 @@ class Transport(Model):
     @classmethod
     def _pfc(cls, raw: Any, info: ValidationInfo) -> Any:
         return resolve_pfc(raw, info.data.get("kind"))
+
+    ablate: tuple[Literal["port_bitmap", "ecn_echo", "ev_retire"], ...] = Field(
+        (), description="MRC mechanisms switched off in the endpoint, to show a check needs them (docs/paper.md)")
+
+    @field_validator("ablate")
+    @classmethod
+    def _mrc_only(cls, ablate: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if ablate and info.data.get("kind") != "mrc":
+            raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
+        return ablate
 
     @model_validator(mode="before")
     @classmethod

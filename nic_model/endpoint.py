@@ -56,7 +56,7 @@ class Endpoint(LossRecovery, PathState):
                  mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
                  probe_interval: float = 100.0, reorder_window: float | None = None,
                  dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
-                 ack_bytes: int = 0,
+                 ack_bytes: int = 0, ablate: frozenset[str] = frozenset(),
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_error: Callable[[int, str], None] | None = None,
                  slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
@@ -80,6 +80,10 @@ class Endpoint(LossRecovery, PathState):
         # on a duplicate and on the ack-request bit, which the sender sets
         # when its window fills, on a message's last packet and every resend.
         self.ack_bytes = ack_bytes
+        # Mechanisms switched off to show a check depends on them (fabric_sim.scenario.ABLATIONS):
+        # port_bitmap (paths.py: the peer's port bitmap ignored), ecn_echo (_on_data: CE never
+        # echoed), ev_retire (_event: a loss never retires an EV; the copies are still resent).
+        self.ablate = ablate
         self.rng = random.Random(seed)
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_error = on_error or (lambda qpn, reason: None)
@@ -171,6 +175,8 @@ class Endpoint(LossRecovery, PathState):
 
     def _event(self, qp: QueuePair, ev: int, event: EvEvent) -> None:
         """Apply an EV event and push the slot rewrites it caused."""
+        if event is EvEvent.LOSS and "ev_retire" in self.ablate:
+            return
         qp.profile.event(ev, event)
         self._push_slots(qp)
 
@@ -278,7 +284,8 @@ class Endpoint(LossRecovery, PathState):
                 return  # coalesced: a later ACK's cumulative PSN and bitmap cover it
         qp.unacked_bytes = 0
         bitmap = qp.sack_bitmap()
-        ack = W.ack_ext(ev, int(pkt.ecn == ECN_CE), qp.cum_psn, psn, bitmap, self.ports_down)
+        ce = pkt.ecn == ECN_CE and "ecn_echo" not in self.ablate
+        ack = W.ack_ext(ev, int(ce), qp.cum_psn, psn, bitmap, self.ports_down)
         self.stats.acks_sent += 1
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
                               self._control_ev(qp, ev_plane(ev)), OP_SACK if bitmap else OP_ACK, qp.peer_qpn, psn, ack))

@@ -94,6 +94,8 @@ class PathState:
     def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's SACK says which of its NIC ports are down: stop (or
         resume) sending on those planes."""
+        if "port_bitmap" in self.ablate:
+            return
         changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
         for p in range(8):
             if changed >> p & 1:

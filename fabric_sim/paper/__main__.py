@@ -24,7 +24,7 @@ from fabric_sim.fields import ScenarioError
 from fabric_sim.paper import gallery
 from fabric_sim.paper.experiments import Experiment, Finding, Runs, fill, tasks
 from fabric_sim.paper.figures import FIGURES
-from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
+from fabric_sim.paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
 from fabric_sim.run import RunResult
 
 
@@ -81,12 +81,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130  # what finished is cached (run_all said so)
-    rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
-    failed = [f"{k}: {r.what}" for k, f in findings.items() for r in f.rows if r.ok is False]
-    print(f"\n{sum(r.ok for r in rows)} of {len(rows)} checks hold; {time.monotonic() - start:.0f} s wall. "
-          f"Gallery: {args.out / 'paper.md'}; figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
-    for line in failed:
-        print(f"does not hold: {line}")
+    res = gallery.results(CLAIMS, findings)
+    bad = [k for k, f in findings.items() for run, ok in f.delivery if not ok]
+    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {args.out / 'paper.md'}; "
+          "figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
+    for cid, h in res.items():
+        if h is not None and not h.ok:
+            print(f"not reproduced: {cid}: {h.cause}")
+    for k in bad:
+        print(f"delivery failed: {k}")
     return 0
 
 
@@ -97,9 +100,9 @@ def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding]
     its figures."""
     print(f"[{len(runs)}/{total}] {exp.key}: {exp.title} ({exp.scenario})", flush=True)
     findings[exp.key] = f = exp.measure(runs[exp.key])
-    for row in f.rows:
-        mark = {True: "ok  ", False: "FAIL", None: "    "}[row.ok]
-        print(f"  {mark} {row.what}: {row.measured} (paper: {row.paper})", flush=True)
+    for h in f.held:
+        mark = "ok  " if h.ok else "FAIL" if h.tested else "n/t "
+        print(f"  {mark} {h.claim}: {h.measured}" + (f" ({h.cause})" if h.cause else ""), flush=True)
     by_variant: dict[tuple, list[RunResult]] = {}
     for (vals, _), r in runs[exp.key].results.items():
         by_variant.setdefault(vals, []).append(r)
@@ -107,8 +110,8 @@ def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding]
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):
             draw(runs, out / f"{name}.png")
-    gallery.write(out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
-                                                                  for r in rs.results.values()))
+    gallery.write(out, EXPERIMENTS, runs, findings, FIGURES,
+                  sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
     ordered = {k: findings[k].numbers for k in BY_KEY if k in findings}  # not the order runs happened to end in
     (out / "numbers.json").write_text(json.dumps(ordered, indent=1, default=str) + "\n")
 

@@ -18,24 +18,49 @@ SCENARIOS = pipelines.SCENARIOS / "paper"
 
 @dataclass(frozen=True)
 class Row:
-    """One line of a figure's table: what is compared, what the paper
-    reports, what the model measured, and whether it holds to the stated
-    tolerance (None: reported, not held to anything)."""
+    """A measurement the gallery shows beside the paper's claims: what it
+    is, the paper's number if it gives one, and the model's."""
     what: str
     paper: str
     measured: str
-    ok: bool | None
+
+
+@dataclass(frozen=True)
+class Held:
+    """One claim of the paper (claims.Claim, by id) against the model:
+    what was measured, whether it holds to the claim's tolerance, and,
+    when it does not, the measured cause. `tested` False: the runs do not
+    reach the regime the claim is about (counted as not reproduced)."""
+    claim: str
+    measured: str
+    ok: bool
+    cause: str = ""
+    tested: bool = True
 
 
 @dataclass
 class Finding:
     key: str
     rows: list[Row] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    delivery: list[tuple[str, bool]] = field(default_factory=list)  # (run, every message once and no QP error)
     numbers: dict[str, Any] = field(default_factory=dict)  # for numbers.json and the tests
     notes: list[str] = field(default_factory=list)  # where the model and the paper differ, and why
 
-    def row(self, what: str, paper: str, measured: str, ok: bool | None) -> None:
-        self.rows.append(Row(what, paper, measured, ok))
+    def row(self, what: str, paper: str, measured: str) -> None:
+        self.rows.append(Row(what, paper, measured))
+
+    def hold(self, claim: str, measured: str, ok: bool, cause: str = "") -> None:
+        self.held.append(Held(claim, measured, bool(ok), "" if ok else cause))
+
+    def untested(self, claim: str, why: str) -> None:
+        self.held.append(Held(claim, "not run", False, why, tested=False))
+
+    def delivered(self, run: str, ok: bool) -> None:
+        self.delivery.append((run, bool(ok)))
+
+    def result(self, claim: str) -> Held:
+        return next(h for h in self.held if h.claim == claim)
 
 
 @dataclass

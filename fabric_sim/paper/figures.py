@@ -20,12 +20,19 @@ from fabric_sim.report import busy  # noqa: E402
 from nic_model.ev import make_ev  # noqa: E402
 
 COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
-          "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green"}
+          "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green",
+          "mrc-8qp": "tab:purple"}
 
 
 def _until(r, t: list[float]) -> int:
     end = max((m.done_at for m in r.messages if m.done_at >= 0), default=r.end_us)
     return next((i + 1 for i, x in enumerate(t) if x >= end), len(t))
+
+
+def _time_label(r) -> str:
+    """The time axis, with the figure's scale: how many µs stand for a second of the paper's plot."""
+    scale = M.us_per_paper_s(r.scenario)
+    return f"time (µs; 1 s of the paper = {scale:g} µs)" if scale else "time (µs)"
 
 
 def _label(e) -> str:
@@ -64,7 +71,7 @@ def throughput(ax, series: list[tuple[str, object]], title: str, bidirectional: 
     ax.axhline(line, color="k", ls=":", lw=0.8, label="payload line rate")
     _events(ax, r0)
     ax.set_ylim(0, line * 1.12)
-    ax.set_xlabel("time (µs)")
+    ax.set_xlabel(_time_label(r0))
     ax.set_ylabel("throughput (Gb/s)")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -105,6 +112,17 @@ def fig09(runs: dict[str, Runs], path: Path) -> None:
     _save(fig, path)
 
 
+def fig19(runs: dict[str, Runs], path: Path) -> None:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    titles = {"fig19a": "(a) three of four 400 Gb/s T0-T1 links fail",
+              "fig19b": "(b) three of four 100 Gb/s T0-T1 links fail, then return",
+              "fig19c": "(c) two of four 100 Gb/s T0-T1 links fail together, then return"}
+    for ax, (key, title) in zip(axes, titles.items()):
+        rs = runs[key]
+        throughput(ax, [(n, rs.get(n)) for n in rs.transports], title, bidirectional=False)
+    _save(fig, path)
+
+
 def _single(key: str, title: str) -> Callable[[dict[str, Runs], Path], None]:
     def plot(runs: dict[str, Runs], path: Path) -> None:
         fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -123,7 +141,7 @@ def fig13(runs: dict[str, Runs], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 2.8))
     activity(ax, r, flow, {"EV-A": a, "EV-B": b}, f"Fig. 13: path activity of QP {flow}, plane {loss.args[1]} "
              "(20% drop on EV-A)")
-    ax.set_xlabel("time (µs)")
+    ax.set_xlabel(_time_label(r))
     _save(fig, path)
 
 
@@ -146,7 +164,7 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
         ax.set_ylim(0, M.line_goodput(r, False) * 1.15)
         ax.set_title(f"{name}: throughput per flow", fontsize=9)
         ax.set_ylabel("Gb/s")
-        ax.set_xlabel("time (µs)")
+        ax.set_xlabel(_time_label(r))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     _save(fig, path)
@@ -225,6 +243,23 @@ def fig16(runs: dict[str, Runs], path: Path) -> None:
     plt.close(fig)
 
 
+def roceqp(runs: dict[str, Runs], path: Path) -> None:
+    """RoCE's bus bandwidth against its QPs per pair (the 8-rank ring)."""
+    pts = sorted((vals["transports[0].qps_per_pair"], M.collective_gbps(r)) for vals, r in
+                 runs["roceqp"].by_transport("roce"))
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot([q for q, _ in pts], [g for _, g in pts], marker="o", color=COLORS["roce-16qp"], label="RoCE")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([q for q, _ in pts], [str(q) for q, _ in pts])
+    ax.minorticks_off()
+    ax.set_ylim(0, 420)
+    ax.set_xlabel("QPs per pair")
+    ax.set_ylabel("bus bandwidth per NIC (Gb/s)")
+    ax.set_title("RoCE QP scaling: 8-rank ring all-reduce, 8 MiB, no loss", fontsize=9)
+    ax.grid(alpha=0.3)
+    _save(fig, path)
+
+
 def fig17(runs: dict[str, Runs], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.4))
     _sizes_panel(ax, runs["fig17"], f"{_ranks(runs['fig17'])}-rank all-to-all (Cluster C's NICs and planes)")
@@ -237,9 +272,13 @@ def fig17(runs: dict[str, Runs], path: Path) -> None:
 def fig18(runs: dict[str, Runs], path: Path) -> None:
     rs = runs["fig18"]
     names = rs.transports
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.6), sharey=True, squeeze=False)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), sharey=True, squeeze=False)
     target = rs.scenario.workload.flows[0].dst
-    for ax, name in zip(axes[0], names):
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names):
         r = rs.get(name)
         n = _until(r, r.timeline.t)
         for flow, g in r.timeline.flows.items():
@@ -250,17 +289,19 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
         ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
         ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
                              if r.pfc else ""), fontsize=9)
-        ax.set_xlabel("time (µs)")
+        ax.set_xlabel(_time_label(r))
         ax.set_ylim(0, 420)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center right")
-    axes[0, 0].set_ylabel("throughput (Gb/s)")
+    for row in axes:
+        row[0].set_ylabel("throughput (Gb/s)")
     _save(fig, path)
 
 
 # figure -> (the experiments it needs, the function that draws it)
 FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None]]] = {
     "fig09": (("fig09a", "fig09b", "fig09c", "fig09d"), fig09),
+    "fig19": (("fig19a", "fig19b", "fig19c"), fig19),
     "fig10": (("fig10",), _single("fig10", "T0-local ib_write_bw during a T0 switch failure")),
     "fig11": (("fig11",), _single("fig11", "Cross-T1 ib_write_bw during T1 failure/recovery")),
     "fig12": (("fig12",), _single("fig12", "Packet-drop reliability: 20% drop on one EV")),
@@ -268,6 +309,7 @@ FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None
     "fig14": (("fig14",), fig14),
     "fig15": (("fig15",), fig15),
     "fig16": (("fig16", "fig16bw"), fig16),
+    "roceqp": (("roceqp",), roceqp),
     "fig17": (("fig17",), fig17),
     "fig18": (("fig18",), fig18),
 }

@@ -1,13 +1,17 @@
-"""paper.md: figure by figure, what the MRC paper reports beside what the
-model measured, whether each holds to the stated tolerance, and where the
-model differs and why."""
+"""paper.md: every claim of the paper's section 5.2 that the experiments
+hold (claims.py), each marked ✓ or ✗ against its tolerance with the
+measured cause of every ✗, counted in the headline; the measurements
+beside them; delivery checks counted apart; where the model differs and
+why."""
 
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from pathlib import Path
 
-from fabric_sim.paper.experiments import SCENARIOS, Experiment, Finding, Runs
+from fabric_sim.paper.claims import Claim
+from fabric_sim.paper.experiments import SCENARIOS, Experiment, Finding, Held, Runs
 
 HEAD = """# The MRC paper's experiments on the timed fabric
 
@@ -16,42 +20,116 @@ Each section is one experiment of section 5.2 of "Resilient AI
 Supercomputer Networking using MRC and SRv6" (2026), run on the project's
 timed fabric of reference models (docs/simulator.md) from a scenario file
 in `scenarios/paper/`. How the experiments are built and scaled, and what
-the model leaves out, is in docs/paper.md. A check marked ✓ holds to the
-tolerance the tests (tests/paper/) hold it to; ✗ does not; a blank one is
-reported, not held to anything (the paper gives no number, or the model
-is known to differ: see the notes).
+the model leaves out, is in docs/paper.md. Every claim of the paper that
+an experiment measures is a row: ✓ holds to its tolerance, ✗ does not
+(the measured cause beside it), and a claim whose regime the runs do not
+reach counts as not reproduced. The tests (tests/paper/) hold the same
+tolerances, and run each MRC claim again with the mechanism it is about
+switched off, to show the check then fails.
 
-**{ok} of {checks} checks hold.**
+**{tally}**
+
+{delivery}
 """
 
 
-def _mark(ok: bool | None) -> str:
-    return "" if ok is None else "✓" if ok else "✗"
+@dataclass(frozen=True)
+class Tally:
+    held: int
+    contradicted: int
+    untested: int
+    not_run: int
+
+    @property
+    def claims(self) -> int:
+        return self.held + self.contradicted + self.untested
+
+    def __str__(self) -> str:
+        extra = f"; {self.not_run} more not run this time (`--only`)" if self.not_run else ""
+        return (f"{self.held} of {self.claims} of the paper's claims reproduced ({self.contradicted} contradicted, "
+                f"{self.untested} not tested at this scale{extra}).")
 
 
-def section(exp: Experiment, runs: Runs, f: Finding, images: list[str]) -> str:
+def results(claims: dict[str, Claim], findings: dict[str, Finding]) -> dict[str, Held | None]:
+    """Each claim's result; None: its experiment was not run. A claim of an
+    experiment that ran but gave it no result is a ✗, never a blank."""
+    out: dict[str, Held | None] = {}
+    for cid, c in claims.items():
+        f = findings.get(c.experiment)
+        if f is None:
+            out[cid] = None
+            continue
+        got = [h for h in f.held if h.claim == cid]
+        out[cid] = got[0] if got else Held(cid, "no result", False, "the experiment's measure gave this claim no "
+                                                                    "result (a bug)")
+    return out
+
+
+def tally(res: dict[str, Held | None]) -> Tally:
+    done = [h for h in res.values() if h is not None]
+    return Tally(sum(h.ok for h in done), sum(not h.ok and h.tested for h in done),
+                 sum(not h.tested for h in done), sum(h is None for h in res.values()))
+
+
+def _mark(h: Held) -> str:
+    return "✓" if h.ok else "✗" if h.tested else "✗ (not tested)"
+
+
+def _apart(c: Claim) -> str:
+    if c.ablation is None:
+        return f"cannot tell apart: {c.indistinct}"
+    what = ", ".join(f"{k}: {v}" if not isinstance(v, list) else f"{k}: [{', '.join(v)}]"
+                     for k, v in c.ablation.items())
+    return f"fails with `{what}`" + (f" (on {c.ablate_on})" if c.ablate_on else "")
+
+
+def claims_table(claims: list[Claim], res: dict[str, Held | None]) -> list[str]:
+    lines = ["| claim | the paper | measured | tolerance | model | | cause of a ✗ |",
+             "|---|---|---|---|---|---|---|"]
+    for c in claims:
+        h = res[c.id]
+        if h is not None:
+            lines.append(f"| `{c.id}` ({c.figure}) | {c.statement} | {c.quantity} | {c.tolerance} | {h.measured} | "
+                         f"{_mark(h)} | {h.cause or '-'} |")
+    return lines
+
+
+def mechanisms_table(claims: list[Claim], res: dict[str, Held | None]) -> str:
+    lines = ["| claim | | mechanism | without it |", "|---|---|---|---|"]
+    lines += [f"| `{c.id}` | {_mark(res[c.id])} | {c.mechanism} | {_apart(c)} |"  # type: ignore[arg-type]
+              for c in claims if res[c.id] is not None]
+    return "\n".join(lines) + "\n"
+
+
+def section(exp: Experiment, runs: Runs, f: Finding, claims: list[Claim], res: dict[str, Held | None]) -> str:
     sc = runs.scenario
     lines = [f"### {exp.key}: {exp.title}", "",
-             f"Scenario `{Path(sc.source).relative_to(SCENARIOS.parent.parent)}`; scale: {sc.meta.get('scale')}; "
-             f"transports: {', '.join(runs.transports)}; {len(runs.results)} run{'s' * (len(runs.results) > 1)}, "
+             f"Scenario `{Path(sc.source).relative_to(SCENARIOS.parent.parent)}`; time scale: {sc.meta.get('scale')}; "
+             f"transports: {', '.join(runs.transports)}; "
+             f"{len(runs.results)} run{'s' * (len(runs.results) > 1)}, "
              f"{sum(r.wall_s for r in runs.results.values()):.0f} s.", "",
-             f"**The paper:** {exp.paper}", "",
-             "| | paper | model | |", "|---|---|---|---|"]
-    lines += [f"| {r.what} | {r.paper} | {r.measured} | {_mark(r.ok)} |" for r in f.rows]
+             f"**The paper:** {exp.paper}", ""]
+    mine = [c for c in claims if c.experiment == exp.key]
+    if mine:
+        lines += claims_table(mine, res) + [""]
+    if f.rows:
+        lines += ["Measured beside the claims (not claims):", "", "| | paper | model |", "|---|---|---|"]
+        lines += [f"| {r.what} | {r.paper} | {r.measured} |" for r in f.rows] + [""]
+    bad = [run for run, ok in f.delivery if not ok]
+    lines.append(f"Delivery: {len(f.delivery) - len(bad)} of {len(f.delivery)} runs delivered every message exactly "
+                 "once with no QP error" + (f"; not: {', '.join(bad)}." if bad else "."))
     if f.notes:
         lines += ["", "**Where the model differs, and why:**", ""] + [f"- {n}" for n in f.notes]
     return "\n".join(lines) + "\n"
 
 
-def summary(experiments: list[Experiment], findings: dict[str, Finding]) -> str:
-    lines = ["| experiment | checks holding | where the model differs |", "|---|---|---|"]
+def summary(experiments: list[Experiment], claims: list[Claim], res: dict[str, Held | None]) -> str:
+    lines = ["| experiment | claims reproduced |", "|---|---|"]
     for exp in experiments:
-        f = findings.get(exp.key)
-        if f is None:
-            continue
-        held = [r.ok for r in f.rows if r.ok is not None]
-        lines.append(f"| [{exp.key}](#{exp.key}-{_anchor(exp.title)}): {exp.title} | {sum(held)} of {len(held)} | "
-                     f"{len(f.notes)} note{'s' * (len(f.notes) != 1)} |")
+        mine = [res[c.id] for c in claims if c.experiment == exp.key and res[c.id] is not None]
+        if mine:
+            lines.append(f"| [{exp.key}](#{exp.key}-{_anchor(exp.title)}): {exp.title} | "
+                         f"{sum(h.ok for h in mine)} of {len(mine)} |")  # type: ignore[union-attr]
     return "\n".join(lines) + "\n"
 
 
@@ -61,12 +139,17 @@ def _anchor(title: str) -> str:
 
 
 def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
-          figures: dict[str, tuple[tuple[str, ...], object]], wall: float) -> Path:
-    rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
+          figures: dict[str, tuple[tuple[str, ...], object]], wall: float, claims: dict[str, Claim]) -> Path:
+    res = results(claims, findings)
+    deliveries = [ok for f in findings.values() for _, ok in f.delivery]
     parts = [HEAD.format(when=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), wall=wall,
-                         ok=sum(r.ok for r in rows), checks=len(rows))]
-    experiments = sorted(experiments, key=lambda e: e.key)  # the paper's order, whatever order they ran in
-    parts.append(summary(experiments, findings))
+                         tally=tally(res), delivery=f"Delivery checks, counted apart: {sum(deliveries)} of "
+                         f"{len(deliveries)} runs delivered every message exactly once with no QP error.")]
+    # The paper's order, whatever order they ran in: the 5.2.1 table first, then by figure.
+    experiments = sorted(experiments, key=lambda e: (e.figure if e.figure.startswith("fig") else "fig00", e.key))
+    ordered = sorted(claims.values(), key=lambda c: [e.key for e in experiments].index(c.experiment))
+    parts += [summary(experiments, ordered, res), "## What each claim is about, and what shows the check needs it\n",
+              mechanisms_table(ordered, res)]
     done_figs = set()
     for exp in experiments:
         if exp.key not in findings:
@@ -74,9 +157,10 @@ def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findi
         if exp.figure not in done_figs:
             done_figs.add(exp.figure)
             imgs = [k for k, (needs, _) in figures.items() if exp.key in needs and (out / f"{k}.png").exists()]
-            parts.append(f"## Fig. {exp.figure[3:].lstrip('0')}\n")
+            parts.append(f"## Fig. {exp.figure[3:].lstrip('0')}\n" if exp.figure.startswith("fig") else
+                         f"## Section {exp.figure}\n")
             parts += [f"![{k}]({k}.png)\n" for k in imgs]
-        parts.append(section(exp, runs[exp.key], findings[exp.key], []))
+        parts.append(section(exp, runs[exp.key], findings[exp.key], ordered, res))
     missing = [e.key for e in experiments if e.key not in findings]
     if missing:
         parts.append(f"Not run this time: {', '.join(missing)} (`--only`).\n")

@@ -5,7 +5,10 @@ bandwidth."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from typing import Callable
 
 from fabric_sim.report import busy, collective
 from fabric_sim.run import RunResult
@@ -83,11 +86,51 @@ def ev_events(r: RunResult, flow: str, state: str) -> list[tuple[float, int]]:
 
 def ev_share(r: RunResult, flow: str, ev: int, t0: float, t1: float) -> float:
     """The share of `flow`'s traced QP's data packets sent on `ev` in [t0, t1]."""
+    return share_on(r, flow, lambda e: e == ev, t0, t1)
+
+
+def share_on(r: RunResult, flow: str, which: Callable[[int], bool], t0: float, t1: float) -> float:
+    """The share of `flow`'s traced QP's data packets sent in [t0, t1] on
+    the EVs `which` picks."""
     width = r.timeline.t[0]
     per_ev = r.timeline.ev_tx.get(flow, {})
     inside = [i for i, t in enumerate(r.timeline.t) if t - width >= t0 and t <= t1]
     total = sum(per_ev[e][i] for e in per_ev for i in inside)
-    return sum(per_ev.get(ev, [0] * len(r.timeline.t))[i] for i in inside) / total if total else float("nan")
+    return sum(per_ev[e][i] for e in per_ev if which(e) for i in inside) / total if total else float("nan")
+
+
+def us_per_paper_s(sc) -> float | None:
+    """The figure's time scale, from its scenario's `scale:` statement
+    ("1 s of the paper = 12 µs ..."): µs of the model per second of the
+    paper's plot; None when the figure has no time axis."""
+    m = re.search(r"1 s of the paper = ([0-9.]+) µs", sc.meta.get("scale") or "")
+    return float(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class Transient:
+    at: float  # µs: the event
+    target: float  # Gb/s: the steady state of the phase the event starts
+    recover_us: float  # from the event to the end of the first bin at RECOVERED of the target (inf: never)
+    dip: float  # the lowest bin between the event and then, as a share of the target
+
+
+RECOVERED = 0.9  # a phase has recovered from its event once a bin reaches this share of its steady state
+
+
+def transients(r: RunResult) -> list[Transient]:
+    """After each event (one per distinct time), how long goodput takes to
+    reach RECOVERED of the steady state that follows, and how deep it dips
+    on the way: the transient the phase means leave out."""
+    tl, out = r.timeline, []
+    width = tl.t[0]
+    for p in phases(r)[1:]:
+        after = [(t, g) for t, g in zip(tl.t, tl.goodput) if t - width >= p.start - 1e-9 and t <= p.end]
+        done = next((t for t, g in after if g >= RECOVERED * p.gbps), math.inf)
+        low = min((g for t, g in after if t <= done), default=math.nan)
+        dip = low / p.gbps if p.gbps > 0 else math.nan
+        out.append(Transient(p.start, p.gbps, done - p.start, dip))
+    return out
 
 
 def collective_gbps(r: RunResult) -> float:

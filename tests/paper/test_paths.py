@@ -17,6 +17,10 @@ def test_fig12_a_lossy_ev_is_retired_within_rtts_its_spare_takes_over_at_line_ra
     assert f.numbers["ev_a"] & 7 == f.numbers["ev_b"] & 7 == 3, "EV-B is EV-A's same-plane spare"
     # Ablation: without EV state the lossy EV keeps its share of packets, a fifth of them lost.
     assert f.numbers["oblivious_retx"] > 5 * f.numbers["mrc_retx"]
+    assert [f.result(c).ok for c in ("fig12.line", "fig13.retired", "fig13.takeover")] == [True] * 3
+    # Fig. 13's EV-A comes back in the model (restored after 3 good probes): counted as a ✗ with that cause.
+    stays = f.result("fig13.stays_out")
+    assert f.numbers["retirements"] > 1 and not stays.ok and "restores an EV after 3 good probes" in stays.cause
 
 
 def test_fig14_with_the_defaults_ecn_moves_one_flow_to_the_other_ev_and_both_run_near_line_rate():
@@ -28,3 +32,5 @@ def test_fig14_with_the_defaults_ecn_moves_one_flow_to_the_other_ev_and_both_run
     assert m["client1_on_ev_b"] >= P.TAKEOVER and m["client2_on_ev_a"] == 1.0
     assert min(m["rates"]) >= P.NEAR_LINE
     assert skip["client1_on_ev_b"] < 0.5 and min(skip["rates"]) < P.NEAR_LINE
+    # The claims are held on the defaults, and hold.
+    assert f.result("fig14.moves").ok and f.result("fig14.rates").ok

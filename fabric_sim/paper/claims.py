@@ -1,0 +1,48 @@
+"""The paper's claims as data: each one a statement of section 5.2 or
+the appendix, the quantity the model measures for it, the tolerance it is
+held to, and the MRC mechanism it is about, with the ablation that
+removes that mechanism (the tests run it and expect the claim to fail) or
+why no ablation can tell the mechanism apart. The gallery counts these;
+nothing else is counted as a claim. Delivery checks (every message
+exactly once, no QP error) are counted apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# The ablations (transport fields, fabric_sim.scenario): what each removes.
+EV_STATE_OFF = {"ev_state": False}  # oblivious spraying: no EV state, no port state, no retirement
+SINGLE_PATH = {"kind": "single_path"}  # the MRC endpoint on one ECMP-hashed path per QP
+PORT_BITMAP_OFF = {"ablate": ["port_bitmap"]}  # the peer's port-state bitmap in SACKs ignored
+ECN_ECHO_OFF = {"ablate": ["ecn_echo"]}  # the receiver never echoes CE
+EV_RETIRE_OFF = {"ablate": ["ev_retire"]}  # a lost packet is resent but never retires its EV
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str  # "fig09a.steps"
+    experiment: str  # the experiment (registry key) whose runs hold it
+    figure: str  # where the paper shows it: "Fig. 9a", "5.2.1"
+    statement: str  # the paper's claim, in its words where short enough
+    quantity: str  # what the model measures for it
+    tolerance: str  # when the measured quantity counts as the claim holding
+    mechanism: str  # the MRC mechanism the claim is about
+    ablation: dict[str, Any] | None = None  # transport fields that remove the mechanism
+    indistinct: str = ""  # no ablation: why none can tell the mechanism apart
+    transport: str = "mrc"  # the run the claim is held on
+    ablate_on: str = ""  # the transport the ablation test runs on, if not `transport` (where the claim holds)
+
+    def __post_init__(self) -> None:
+        if (self.ablation is None) == (not self.indistinct):
+            raise ValueError(f"claim {self.id}: give an ablation or say why none tells it apart, not both")
+
+
+def check(claims: list[Claim]) -> dict[str, Claim]:
+    """The claims by id; an id used twice is an error."""
+    out: dict[str, Claim] = {}
+    for c in claims:
+        if c.id in out:
+            raise ValueError(f"claim {c.id} is defined twice")
+        out[c.id] = c
+    return out

@@ -1,0 +1,28 @@
+"""Section 5.2.1's table and RoCE's QP sweep (tolerances in
+fabric_sim/paper/table_qps.py)."""
+
+from __future__ import annotations
+
+from tests.paper.helpers import run
+
+
+def test_tab521_cross_t1_adds_two_hops_of_latency_and_no_bandwidth():
+    _, f = run("tab521", **{f"workload__flows[{i}]__messages": 400 for i in (2, 3)})
+    lat, bw = f.numbers["latency_us"], f.numbers["gbps"]
+    # Two more links (0.5 µs of propagation each) and two more switches for a 2-byte write.
+    assert 1.0 < lat["cross-T1"] - lat["T0-local"] < 1.1, lat
+    assert abs(bw["cross-T1"] / bw["T0-local"] - 1) < 0.01 and all(ok for _, ok in f.delivery)
+    assert [f.result(c).ok for c in ("tab521.bw", "tab521.same_bw", "tab521.lat")] == [True] * 3
+
+
+def test_roce_gains_from_qps_up_to_8_and_little_beyond():
+    _, f = run("roceqp", sweep={"transports[0].qps_per_pair": [1, 8, 16]})
+    g = f.numbers["gbps"]
+    assert g[8] > 1.2 * g[1] and g[16] < 1.05 * g[8] and f.result("roceqp.scaling").ok
+    assert len(f.delivery) == 3 and all(ok for _, ok in f.delivery)
+
+
+def test_a_qp_sweep_without_16_leaves_the_claim_not_tested():
+    _, f = run("roceqp", sweep={"transports[0].qps_per_pair": [1, 2]})
+    h = f.result("roceqp.scaling")
+    assert not h.ok and not h.tested and "QP counts run: [1, 2]" in h.cause
