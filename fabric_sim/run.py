@@ -13,6 +13,7 @@ from fabric_sim import faults, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
+from fabric_sim.ledger import Verdict
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -58,6 +59,7 @@ class RunResult:
     wall_s: float
     end_us: float
     rehashed: int = 0
+    ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/ledger.py)
 
     @property
     def complete(self) -> bool:
@@ -90,7 +92,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         if node.slot_base and t.kind == "roce":
             node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
                                          mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
-                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
+                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered,
+                                         on_place=drv.ledger.place)
         elif node.slot_base:
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
@@ -98,7 +101,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
-                                     on_message=drv.delivered, slot_sink=node.slots)
+                                     on_message=drv.delivered, on_place=drv.ledger.place, slot_sink=node.slots)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -130,6 +133,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     tl.finish()
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
+    res.ledger = drv.ledger.check()
     return res
 
 
