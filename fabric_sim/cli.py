@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from control_plane.pipelines import REPO
-from fabric_sim import plots, report, scenario
+from fabric_sim import outcome, plots, report, scenario
 from fabric_sim.run import run
 from fabric_sim.workload import Message
 
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
     results = []
+    failed: dict[str, str] = {}  # transport -> why it did not finish
     for t in chosen:
         last = [0.0]
 
@@ -64,8 +65,14 @@ def main(argv: list[str] | None = None) -> int:
                 last[0] = time.monotonic()
                 print(f"  {line}", file=sys.stderr, flush=True)
 
-        r = run(sc, t, progress)
+        try:
+            r = run(sc, t, progress)
+        except Exception as exc:  # noqa: BLE001 (one transport's crash must not cost the others' results)
+            failed[t.name] = f"{type(exc).__name__}: {exc}"
+            print(f"error: {t.name} failed: {failed[t.name]}", file=sys.stderr, flush=True)
+            continue
         results.append(r)
+        report.write(results, out, failed)  # as soon as it finishes: a later failure loses nothing
         print(f"  {t.name}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
               f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
               f"packet-hops/s", flush=True)
@@ -78,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             print(f"error: --bmv2: {reason}", file=sys.stderr)
             return 2
-        for t, model in zip(chosen, list(results)):
+        for model in list(results):
+            t = model.transport
             print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
             r = on_bmv2.run_bmv2(sc, t)
             r.transport = type(t)(**{**t.__dict__, "name": f"{t.name}@bmv2"})
@@ -87,19 +95,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
                   f"{r.wall_s:.1f} s wall; {'the same messages as' if same else 'NOT the same messages as'} the models",
                   flush=True)
+    if not results:
+        print(f"error: no transport finished: {'; '.join(f'{k}: {v}' for k, v in failed.items())}", file=sys.stderr)
+        return 1
     print()
     print(report.table(results))
     for r in results:
         for e in r.errors[:5]:
             print(f"error: {r.transport.name}: {e}")
-        if not r.complete:
-            missing = sum(m.done_at < 0 for m in r.messages)
-            print(f"note: {r.transport.name}: {missing} messages not delivered by {sc.duration_us:,.0f} µs (duration_us)")
-    report.write(results, out)
+        for line in r.undelivered:
+            print(f"error: {r.transport.name}: {line}")
+    report.write(results, out, failed)
     made = [] if args.no_plots else plots.all_figures(results, out)
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
           + (", " + ", ".join(p.name for p in made) if made else ""))
-    return 0
+    bad = outcome.failures(results, failed)
+    for line in bad:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def _delivered(msgs: list[Message]) -> set[int]:

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane import addressing as A
-from fabric_sim import faults, workload
+from fabric_sim import faults, outcome, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
 from fabric_sim.ledger import Verdict
+from fabric_sim.tally import Tally
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -60,6 +61,8 @@ class RunResult:
     end_us: float
     rehashed: int = 0
     ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/ledger.py)
+    packets: dict | None = None  # totals that reconcile (fabric_sim/tally.py)
+    undelivered: list[str] = field(default_factory=list)  # why messages were not delivered (fabric_sim/outcome.py)
 
     @property
     def complete(self) -> bool:
@@ -84,24 +87,27 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
+    tally = Tally()
     if t.kind == "roce":  # DCQCN's network marks ECN at the last hop too
         for n in range(topo.nics):
             for e in fab.into_nic(n):
                 e.ce_at = topo.congestion.ecn_threshold
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
-            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
+            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, tally.transmit(node.tx), line_gbps=nic_gbps,
                                          mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
                                          retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered,
                                          on_place=drv.ledger.place)
         elif node.slot_base:
-            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, node.tx, mtu=ecfg.mtu,
+            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed, tally.transmit(node.tx), mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_every=ecfg.ack_every,
                                      on_message=drv.delivered, on_place=drv.ledger.place, slot_sink=node.slots)
+        if node.endpoint is not None:
+            tally.receive(node.endpoint)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -134,6 +140,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
     res.ledger = drv.ledger.check()
+    res.packets = tally.totals(sim, res.drops, res.events["nacks_from_nics"])
+    res.undelivered = outcome.undelivered(fab, links, msgs, t_end)
     return res
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from control_plane.pipelines import REPO
 from fabric_sim.fields import ScenarioError
+from fabric_sim.report import strict
 from fabric_sim.paper import gallery
 from fabric_sim.paper.registry import BY_KEY, EXPERIMENTS
 from fabric_sim.paper.experiments import run_experiment
@@ -60,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
                 draw(runs, args.out / f"{name}.png")
         gallery.write(args.out, EXPERIMENTS, runs, findings, FIGURES, sum(r.wall_s for rs in runs.values()
                                                                       for r in rs.results.values()))
-        (args.out / "numbers.json").write_text(json.dumps({k: f.numbers for k, f in findings.items()}, indent=1,
-                                                          default=str) + "\n")
+        (args.out / "numbers.json").write_text(json.dumps(strict({k: f.numbers for k, f in findings.items()}), indent=1,
+                                                          default=str, allow_nan=False) + "\n")
     rows = [r for f in findings.values() for r in f.rows if r.ok is not None]
     failed = [f"{k}: {r.what}" for k, f in findings.items() for r in f.rows if r.ok is False]
     print(f"\n{sum(r.ok for r in rows)} of {len(rows)} checks hold; {time.monotonic() - start:.0f} s wall. "
