@@ -31,6 +31,13 @@ def ideal_fct(r: RunResult, size: int) -> float:
     return size * 8 / (r.nic_gbps * 1e3) + r.base_rtt
 
 
+def ideal_one_way(r: RunResult, size: int) -> float:
+    """Line rate of the NIC plus half a base RTT: the least a message's
+    completion time (posted at the sender to placed at the receiver, no
+    ACK in it) can be. `ideal_fct` adds a full RTT and so flatters it."""
+    return size * 8 / (r.nic_gbps * 1e3) + r.base_rtt / 2
+
+
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
