@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
@@ -107,8 +107,10 @@ class NicNode:
 
 
 class Fabric:
-    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0):
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0,
+                 progress: Callable[[str], None] | None = None):
         self.topo, self.cfg, self.sim = topo, links, sim
+        self.progress = progress or (lambda line: None)  # set-up progress lines (large fabrics take minutes)
         self.rng = random.Random(seed)
         d = topo.dscp
         self.high_dscp = frozenset((d["control"], d["trimmed"], d["trimmed_lasthop"]))
@@ -128,9 +130,12 @@ class Fabric:
                 self._switch(ids.t0(p, r), planner.t0_state(p, r))
             for j in range(t.t1_per_plane):
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
+            self.progress(f"building the fabric: switches of plane {p + 1}/{t.planes}")
         for n in range(t.nics):
             self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.high_dscp, self.rng))
-        for a, pa, b, pb, plane in t.cables():
+        for i, (a, pa, b, pb, plane) in enumerate(t.cables()):
+            if i % 4096 == 0:
+                self.progress(f"building the fabric: {i:,} cables")
             na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
             nic = a.kind == "nic"
             self._cable(a, na, pa, b, self.switches[b], pb, plane,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane import addressing as A
-from fabric_sim import faults, outcome, workload
+from fabric_sim import faults, footprint, outcome, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric, LinkConfig
@@ -74,13 +74,14 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
+    footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
     sim = Sim()
-    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed)
+    fab = Fabric(topo, LinkConfig(**(t.links or sc.links).__dict__), sim, seed=sc.seed, progress=progress)
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins)
+    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins, progress)
     for qps in list(links.values())[:TRACED]:
         qps[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
