@@ -1,6 +1,6 @@
 """The memory a run's set-up takes per NIC, switch, cable and QP (the
-constants of fabric_sim/footprint.py): peak RSS of a run that only sets
-up (a permutation, 1 ns simulated) at shapes that vary one count at a
+constants of fabric_sim/footprint.py): peak of the Python heap (tracemalloc) in a run that only sets
+up (a permutation, 1 µs simulated) at shapes that vary one count at a
 time, at two sizes, fitted by least squares and checked against a larger
 fabric than any it was fitted on.
 
@@ -18,18 +18,17 @@ import numpy as np
 from fabric_sim import footprint, scenario
 
 CHILD = """
-import json, resource, sys
+import json, sys, tracemalloc
 from fabric_sim import scenario
 from fabric_sim.run import run
 planes, t0, t1, hosts, qpp = map(int, sys.argv[1:])
 sc = scenario.parse({"name": "fp", "topology": {"planes": planes, "t0_per_plane": t0, "t1_per_plane": t1,
                      "hosts_per_t0": hosts}, "workload": {"pattern": "permutation", "message_bytes": 4096,
                      "qps_per_pair": qpp}, "transports": [{"name": "mrc", "kind": "mrc", "evs_per_qp": 16}],
-                     "duration_us": 0.001, "bins": 1})
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                     "duration_us": 1, "bins": 2})
+tracemalloc.start()
 run(sc, sc.transports[0])
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"bytes": (after - before) * 1024, "nics": sc.topology.nics, "switches": sc.topology.switches,
+print(json.dumps({"bytes": tracemalloc.get_traced_memory()[1], "nics": sc.topology.nics, "switches": sc.topology.switches,
                   "qps": sc.topology.nics * qpp}))
 """
 
@@ -59,7 +58,7 @@ def run() -> list[str]:
                                                                                     "message_bytes": 4096}}).topology
     predicted = footprint.estimate(topo, chk["qps"])
     return ["## Set-up memory per element (fabric_sim/footprint.py)", "",
-            f"least squares over {len(FIT)} shapes (peak RSS of a set-up-only run): base {base / 2**20:.1f} MiB, "
+            f"least squares over {len(FIT)} shapes (peak Python heap of a set-up-only run): base {base / 2**20:.1f} MiB, "
             f"per NIC {nic:,.0f} B, per switch {sw:,.0f} B, per cable {cable:,.0f} B, per QP {qp:,.0f} B",
             f"- committed constants: per NIC {footprint.PER_NIC:,} B, per switch {footprint.PER_SWITCH:,} B, "
             f"per cable {footprint.PER_CABLE:,} B, per QP {footprint.PER_QP:,} B",
