@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import re
+import signal
 import shutil
 import subprocess
 import sys
@@ -73,11 +75,20 @@ def results() -> dict[str, int | None]:
     return out
 
 
-def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+def mutmut(*args: str, timeout: float | None = None) -> str:
+    """Run mutmut in WORK; on timeout, stop it and its forked test runs
+    (each mutant's result is saved as it ends: nothing finished is lost)."""
     # Its script, not `python -m mutmut`: the mutants import mutmut.__main__,
     # which must not be the running __main__ (it would start twice).
     script = Path(sys.executable).parent / "mutmut"
-    return subprocess.run([str(script), *args], cwd=WORK, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.Popen([str(script), *args], cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate()
+    return out
 
 
 def generate() -> None:
@@ -85,9 +96,9 @@ def generate() -> None:
     name that matches no mutant)."""
     if list((WORK / "mutants").rglob("*.meta")):
         return
-    proc = mutmut("run", "no-such-mutant*")
-    if "Failed to run clean test" in proc.stdout or not (WORK / "mutants").exists():
-        raise SystemExit(f"mutmut could not start:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    out = mutmut("run", "no-such-mutant*")
+    if "Failed to run clean test" in out or not (WORK / "mutants").exists():
+        raise SystemExit(f"mutmut could not start:\n{out[-3000:]}")
 
 
 def tally(res: dict[str, int | None]) -> dict[str, int]:
@@ -100,8 +111,7 @@ def tally(res: dict[str, int | None]) -> dict[str, int]:
 
 
 def diff_of(name: str) -> str:
-    proc = mutmut("show", name)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))]
+    lines = [ln for ln in mutmut("show", name).splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))]
     return " / ".join(ln.strip() for ln in lines)[:200]
 
 
@@ -153,14 +163,12 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     t0 = time.monotonic()
     generate()
     todo = [k for k, v in sorted(results().items()) if v is None and (not only or any(fnmatch.fnmatch(k, g) for g in only))]
-    tried = 0
-    while todo and tried < max_mutants and time.monotonic() - t0 < budget_s:
-        batch, todo = todo[:8], todo[8:]
-        try:
-            mutmut("run", *batch, timeout=max(30.0, budget_s - (time.monotonic() - t0)))
-        except subprocess.TimeoutExpired:
-            break
-        tried += len(batch)
+    # A spread over every target file, not the first file's mutants only.
+    batch = todo[::max(1, len(todo) // max(1, max_mutants))][:max_mutants]
+    before = {k for k, v in results().items() if v is not None}
+    if batch:
+        mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0)))
+    tried = len({k for k, v in results().items() if v is not None} - before)
     return section(results(), time.monotonic() - t0, tried)
 
 

@@ -11,13 +11,15 @@ from control_plane.topology import Topology
 from fabric_sim.fields import ScenarioError
 from fabric_sim.scenario import Scenario, Transport, Workload
 
-# Bytes, measured by bench/footprint.py (Python 3.11, x86_64); see
-# bench/results/latest.md for the fit and its check at a larger size.
+# Bytes of Python heap, measured by bench/footprint.py (Python 3.11,
+# x86_64): least squares over 10 set-up-only runs of 64-1,024 NICs; at 512
+# NICs x 8 planes (larger than any fitted) the sum was within 2% of the heap.
 BASE = 0
-PER_NIC = 121_000
-PER_SWITCH = 58_000
-PER_CABLE = 2_900  # both directions' egress queues
-PER_QP = 5_600  # both ends' QP state, EV profile and NIC plan entries
+PER_NIC = 16_200  # the NIC model, its endpoint, its slot tables
+PER_SWITCH = 1_300  # the switch model and its entries
+PER_CABLE = 5_200  # both directions' egress queues
+PER_QP = 21_100  # both ends' QP state, EV profiles and NIC plan entries
+RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.03 at 512 NICs x 8 planes)
 
 
 def counts(topo: Topology, qps: int) -> dict[str, int]:
@@ -29,7 +31,8 @@ def counts(topo: Topology, qps: int) -> dict[str, int]:
 def estimate(topo: Topology, qps: int) -> int:
     """Bytes the fabric and `qps` QPs (connections, both ends) will take."""
     c = counts(topo, qps)
-    return BASE + PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
+    heap = BASE + PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
+    return int(heap * RSS_PER_HEAP)
 
 
 def available() -> int | None:

@@ -14,8 +14,9 @@ def test_the_estimate_sums_the_measured_cost_of_each_element():
     sc = make({"pattern": "permutation", "message_bytes": 1000})  # 4 planes x 4 T0 x 4 T1, 4 hosts per T0
     c = footprint.counts(sc.topology, 16)
     assert c == {"nics": 16, "switches": 32, "cables": 4 * (4 * 4 + 16), "qps": 16}
-    assert footprint.estimate(sc.topology, 16) == (footprint.BASE + 16 * footprint.PER_NIC + 32 * footprint.PER_SWITCH
-                                                   + 128 * footprint.PER_CABLE + 16 * footprint.PER_QP)
+    heap = (footprint.BASE + 16 * footprint.PER_NIC + 32 * footprint.PER_SWITCH
+            + 128 * footprint.PER_CABLE + 16 * footprint.PER_QP)
+    assert footprint.estimate(sc.topology, 16) == int(heap * footprint.RSS_PER_HEAP)
 
 
 def test_pairs_are_counted_without_building_the_workload():
