@@ -2,7 +2,9 @@
 packet lands in exactly one bucket of the reorder histogram (a survivor
 of the mutation run: `+= 1` made `= 1` went unnoticed)."""
 
+from nic_model.cc import CcState
 from tests.test_endpoint import Pair, payload
+from tests.test_endpoint_signals import Solo
 
 
 def test_every_fresh_data_packet_is_counted_once_in_the_reorder_histogram():
@@ -13,3 +15,16 @@ def test_every_fresh_data_packet_is_counted_once_in_the_reorder_histogram():
     rx = p.b.stats
     assert len(p.got) == 2 and rx.duplicates == 0
     assert sum(rx.reorder) == 12 and rx.rx_bytes == 8 * 1024 + 1 + 3000
+
+
+def test_a_sack_after_a_jump_of_64_psns_or_more_takes_out_every_bit_it_reports():
+    # The cumulative point moves 70 PSNs past the last SACK: none of the old
+    # bitmap survives the shift, so every bit of the new one is news, bit 0
+    # (PSN cum + 1) included (a survivor of the mutation run cleared it).
+    s = Solo(cc=CcState(cwnd=128, max_cwnd=256))
+    s.a.send_message(1, 100 * 1024)
+    assert len(s.qp.inflight) == 100
+    s.ack(10, 73, s.home[73 % 8], cum=70, bitmap=0b101)  # 73 acked, 71 too by the bitmap; 70 and 72 not
+    s.sim.run(until=11)
+    assert {70, 72} <= set(s.qp.inflight) and not {71, 73} & set(s.qp.inflight)
+    assert min(s.qp.inflight) == 70 and len(s.qp.inflight) == 100 - 70 - 2
