@@ -28,3 +28,14 @@ def test_a_sack_after_a_jump_of_64_psns_or_more_takes_out_every_bit_it_reports()
     s.sim.run(until=11)
     assert {70, 72} <= set(s.qp.inflight) and not {71, 73} & set(s.qp.inflight)
     assert min(s.qp.inflight) == 70 and len(s.qp.inflight) == 100 - 70 - 2
+
+
+def test_an_ack_makes_the_ev_it_echoes_the_reverse_ev_of_its_plane():
+    # Our packet got through on that EV: the peer's control packets may use
+    # it back (a survivor of the mutation run never updated the set).
+    s = Solo()
+    s.a.send_message(1, 4 * 1024)
+    assert s.qp.reverse == {0: s.home[0], 1: s.home[1]}  # one home EV per plane to start
+    s.ack(10, 2, s.home[2], cum=3)
+    s.sim.run(until=11)
+    assert s.qp.reverse == {0: s.home[2], 1: s.home[1]} and s.qp.reverse_fresh == {0: 10}
