@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             r = run(sc, t, progress)
+        except scenario.ScenarioError as exc:  # e.g. a fabric too big for this machine: refused before building
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         except Exception as exc:  # noqa: BLE001 (one transport's crash must not cost the others' results)
             failed[t.name] = f"{type(exc).__name__}: {exc}"
             print(f"error: {t.name} failed: {failed[t.name]}", file=sys.stderr, flush=True)

@@ -55,9 +55,13 @@ def too_big(topo: Topology, qps: int, free: int | None = None) -> str | None:
     if free is None or need <= free:
         return None
     c = counts(topo, qps)
-    return (f"the fabric would need about {need / 2**30:.1f} GiB ({c['nics']:,} NICs, {c['switches']:,} switches, "
-            f"{c['cables']:,} cables, {c['qps']:,} QPs) and this machine has {free / 2**30:.1f} GiB free: "
+    return (f"the fabric would need about {size(need)} ({c['nics']:,} NICs, {c['switches']:,} switches, "
+            f"{c['cables']:,} cables, {c['qps']:,} QPs) and this machine has {size(free)} free: "
             "a smaller topology, or fewer QPs per pair")
+
+
+def size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
 def pairs(w: Workload, nics: int) -> int:
