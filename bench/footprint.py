@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from bench import sections
 from fabric_sim import footprint, scenario
 
 CHILD = """
@@ -81,4 +82,6 @@ def run() -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(run()))
+    lines = run()
+    print("\n".join(lines))
+    sections.replace(lines)

@@ -27,11 +27,11 @@ import sys
 import time
 from pathlib import Path
 
+from bench import sections
 from testbed import toolchain
 
 REPO = toolchain.REPO
 WORK = REPO / "build" / "mutation"
-RESULTS = REPO / "bench" / "results" / "latest.md"
 NOTES = REPO / "bench" / "mutation_notes.md"
 TARGETS = ["mrc_wire/", "switch_model/pipeline.py", "nic_model/nic_pipeline.py", "nic_model/endpoint.py"]
 # The tests that judge the mutants: the unit tests and the timed fabric's
@@ -144,16 +144,6 @@ def section(res: dict[str, int | None], elapsed: float, tried_now: int) -> list[
     return lines
 
 
-def write(lines: list[str]) -> None:
-    """Replace this bench's section of latest.md (or add it)."""
-    text = RESULTS.read_text() if RESULTS.exists() else ""
-    start = text.find(SECTION)
-    if start >= 0:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + text[end + 1:] if end >= 0 else text[:start]
-    RESULTS.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
-
-
 def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None = None) -> list[str]:
     """Test up to `max_mutants` untried mutants (matching `only`) within
     `budget_s`; the section for latest.md."""
@@ -180,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     lines = run(args.max, args.budget, args.only)
     print("\n".join(lines))
-    write(lines)
+    sections.replace(lines)
     return 0
 
 
