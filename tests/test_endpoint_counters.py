@@ -1,7 +1,10 @@
-"""The receiver's counters that reports are built from: each fresh data
-packet lands in exactly one bucket of the reorder histogram (a survivor
-of the mutation run: `+= 1` made `= 1` went unnoticed)."""
+"""Endpoint details that mutants of the mutation run (bench/mutation.py)
+changed without a test noticing: the reorder histogram's counts, SACK
+bits after a long jump, the reverse EV set refreshed by ACKs, opcodes of
+a message's packets, the resend count of a copy."""
 
+from mrc_wire import packet as W
+from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from nic_model.cc import CcState
 from tests.test_endpoint import Pair, payload
 from tests.test_endpoint_signals import Solo
@@ -39,3 +42,22 @@ def test_an_ack_makes_the_ev_it_echoes_the_reverse_ev_of_its_plane():
     s.ack(10, 2, s.home[2], cum=3)
     s.sim.run(until=11)
     assert s.qp.reverse == {0: s.home[2], 1: s.home[1]} and s.qp.reverse_fresh == {0: 10}
+
+
+def test_opcodes_mark_a_messages_only_first_middle_and_last_packets():
+    s = Solo(cc=CcState(cwnd=16, max_cwnd=32))
+    s.a.send_message(1, 1000)  # one packet
+    s.a.send_message(1, 3 * 1024)  # three
+    ops = [p.opcode for p in map(W.parse, s.frames) if p.is_data]
+    assert ops == [OP_WRITE_ONLY, OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST]
+
+
+def test_a_resent_copy_counts_the_copies_sent_before_it():
+    s = Solo()
+    s.a.send_message(1, 4 * 1024)
+    s.nack(10, 2, s.home[2])
+    s.sim.run(until=11)
+    first_resend = s.qp.inflight[2]
+    s.nack(20, 2, first_resend.ev)
+    s.sim.run(until=21)
+    assert (first_resend.retx, s.qp.inflight[2].retx, s.qp.inflight[1].retx) == (1, 2, 0)
