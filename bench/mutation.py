@@ -4,7 +4,7 @@ constant, a condition) make some test fail. A mutant that survives is a
 change no test notices: either a missing test, or a change that cannot
 alter behaviour (an equivalent mutant), argued in bench/mutation_notes.md.
 
-    python -m bench.mutation [--max N] [--budget S] [--only GLOB ...]
+    python -m bench.mutation [--max N] [--budget S] [--only GLOB ...] [--survivors]
 
 The run works in a copy of the tree (build/mutation/), so the work tree is
 never mutated, and it is resumable: each mutant's result is kept there and
@@ -144,9 +144,11 @@ def section(res: dict[str, int | None], elapsed: float, tried_now: int) -> list[
     return lines
 
 
-def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None = None) -> list[str]:
+def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None = None,
+        survivors: bool = False) -> list[str]:
     """Test up to `max_mutants` untried mutants (matching `only`) within
-    `budget_s`; the section for latest.md."""
+    `budget_s`, or (`survivors`) the survivors again, after new tests; the
+    section for latest.md."""
     if not (Path(sys.executable).parent / "mutmut").exists():
         return [SECTION, "", "mutmut is not installed: pip install mutmut (bench extra)", ""]
     sync()
@@ -155,6 +157,8 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     todo = [k for k, v in sorted(results().items()) if v is None and (not only or any(fnmatch.fnmatch(k, g) for g in only))]
     # A spread over every target file, not the first file's mutants only.
     batch = todo[::max(1, len(todo) // max(1, max_mutants))][:max_mutants]
+    if survivors:
+        batch = [k for k, v in sorted(results().items()) if v in SURVIVED]
     before = {k for k, v in results().items() if v is not None}
     if batch:
         mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0)))
@@ -167,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max", type=int, default=40, help="mutants to try in this run (default %(default)s)")
     ap.add_argument("--budget", type=float, default=600.0, help="seconds of wall time (default %(default)s)")
     ap.add_argument("--only", action="append", default=[], help="mutant names matching this glob (repeatable)")
+    ap.add_argument("--survivors", action="store_true", help="test the surviving mutants again (after new tests)")
     args = ap.parse_args(argv)
-    lines = run(args.max, args.budget, args.only)
+    lines = run(args.max, args.budget, args.only, args.survivors)
     print("\n".join(lines))
     sections.replace(lines)
     return 0
