@@ -162,7 +162,7 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     before = {k for k, v in results().items() if v is not None}
     if batch:
         mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0)))
-    tried = len({k for k, v in results().items() if v is not None} - before)
+    tried = len(batch) if survivors else len({k for k, v in results().items() if v is not None} - before)
     return section(results(), time.monotonic() - t0, tried)
 
 
