@@ -39,7 +39,7 @@ TARGETS = ["mrc_wire/", "switch_model/pipeline.py", "nic_model/nic_pipeline.py",
 # dual-target PTF tests of the switch and NIC on their models.
 TESTS = ["tests/", "ptf_tests/switch/", "ptf_tests/nic/"]
 SKIP_TESTS = ["tests/paper", "ptf_tests/switch/test_kernel_conformance.py", "ptf_tests/switch/test_p4runtime_shell.py"]
-COPIED = ["mrc_wire", "sim_core", "switch_model", "nic_model", "control_plane", "fabric_sim", "testbed", "tests",
+COPIED = ["mrc_wire", "sim_core", "switch_model", "nic_model", "control_plane", "fabric_sim", "testbed", "bench", "tests",
           "ptf_tests", "bmv2_configs", "p4src", "scenarios", "tofino_configs", "pyproject.toml"]
 # mutmut's exit codes per mutant
 KILLED, SURVIVED, NO_TESTS, TIMEOUT = (1, 3, -24), (0,), (33,), (36, -9)
