@@ -160,8 +160,10 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     if survivors:
         batch = [k for k, v in sorted(results().items()) if v in SURVIVED]
     before = {k for k, v in results().items() if v is not None}
-    if batch:
-        mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0)))
+    out = mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0))) if batch else ""
+    failed = [ln for ln in out.splitlines() if ln.startswith(("Failed", "failed"))]
+    if failed:  # e.g. a test that does not import in the copy: say so, do not report a stale score as new
+        raise SystemExit(f"mutmut failed: {failed[-1]}")
     tried = len(batch) if survivors else len({k for k, v in results().items() if v is not None} - before)
     return section(results(), time.monotonic() - t0, tried)
 
