@@ -49,7 +49,12 @@ paper: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(call q,$(PY)) -m testbed.switch_demo
 
-bench: $(VENV)/.installed
+# The benchmarks; the mutation run needs the test and bench extras (pytest, mutmut).
+$(VENV)/.installed-bench: $(VENV)/.installed-test
+	$(call q,$(PY)) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench
 	$(call q,$(PY)) -m bench
 
 # p4runtime-shell needs protobuf < 3.21: it gets an environment of its own.

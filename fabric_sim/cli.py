@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from control_plane.pipelines import RESULTS, SCENARIOS
-from fabric_sim import outdir, parallel, plots, report, scenario, sweep_out
+from fabric_sim import footprint, outcome, outdir, parallel, plots, report, scenario, sweep_out
 from fabric_sim.run import RunResult
 from fabric_sim.workload import Message
 
@@ -66,20 +66,36 @@ def main(argv: list[str] | None = None) -> int:
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
     variants = scenario.variants(sc)
     tasks = sweep_out.tasks(variants, args.transport)
+    try:  # a fabric too big for this machine: refused before anything is built
+        for t in chosen:
+            footprint.check(sc, t)
+    except scenario.ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finished: dict[int, RunResult] = {}
+    failed: dict[str, str] = {}  # run -> why it did not finish
 
     def done(i: int, r: RunResult) -> None:
+        finished[i] = r
+        if not sc.meta.get("sweep"):  # written as soon as it finishes: a later failure loses nothing
+            report.write([finished[j] for j in sorted(finished)], out, failed)
         print(f"  {tasks[i].label}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
               f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
               f"packet-hops/s", flush=True)
 
     try:
-        results = parallel.run_all(tasks, opts, done)
-    except parallel.RunFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        parallel.run_all(tasks, opts, done)
+    except parallel.RunFailed as exc:  # one run's crash costs nobody else's results
+        if not finished and len(exc.failures) == 1 and not tasks[0].label.startswith(exc.failures[0][0]):
+            print(f"error: {exc}", file=sys.stderr)  # nothing could start (a Ray cluster that does not answer)
+            return 1
+        for name, why in exc.failures:
+            failed[name] = why.splitlines()[0]
+            print(f"error: {name} failed: {failed[name]}", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         return 130  # what finished is cached (run_all said so)
-    if sc.meta.get("sweep"):
+    results = [finished[j] for j in sorted(finished)]
+    if sc.meta.get("sweep") and results:
         by_variant = sweep_out.group(variants, list(zip(tasks, results)))
         print("\n" + sweep_out.table(by_variant))
         summary = sweep_out.write(by_variant, out, figures=not args.no_plots)
@@ -94,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             print(f"error: --bmv2: {reason}", file=sys.stderr)
             return 2
-        for t, model in zip(chosen, list(results)):
+        for model in list(results):
+            t = model.transport
             print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
             r = on_bmv2.run_bmv2(sc, t)
             r.transport = t.model_copy(update={"name": f"{t.name}@bmv2"})
@@ -103,19 +120,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
                   f"{r.wall_s:.1f} s wall; {'the same messages as' if same else 'NOT the same messages as'} the models",
                   flush=True)
+    if not results:
+        print(f"error: no transport finished: {'; '.join(f'{k}: {v}' for k, v in failed.items())}", file=sys.stderr)
+        return 1
     print()
     print(report.table(results))
     for r in results:
         for e in r.errors[:5]:
             print(f"error: {r.transport.name}: {e}")
-        if not r.complete:
-            missing = sum(m.done_at < 0 for m in r.messages)
-            print(f"note: {r.transport.name}: {missing} messages not delivered by {sc.duration_us:,.0f} µs (duration_us)")
-    report.write(results, out)
+        for line in r.undelivered:
+            print(f"error: {r.transport.name}: {line}")
+    report.write(results, out, failed)
     made = [] if args.no_plots else plots.all_figures(results, out)
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
           + (", " + ", ".join(p.name for p in made) if made else ""))
-    return 0
+    bad = outcome.failures(results, failed)
+    for line in bad:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def _bmv2_refusal(sc: scenario.Scenario) -> str | None:

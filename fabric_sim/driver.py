@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from fabric_sim.ledger import Ledger
 from fabric_sim.transports.qps import QpLink
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
@@ -17,6 +18,7 @@ class Driver:
         self.parts: dict[tuple[int, int], Message] = {}  # (receiver QP, msg_id) -> message
         self.done = 0
         self.twice = 0  # a part delivered again: must never happen
+        self.ledger = Ledger()  # the endpoints' placements, checked against the posts (on_place)
 
     def post(self, m: Message) -> None:
         """Stripe `m` over its pair's QPs (one part per QP)."""
@@ -30,6 +32,7 @@ class Driver:
             if size <= 0 and q.k:
                 break
             msg_id = ep.send_message(q.qpn_a, max(size, 1))
+            self.ledger.post(q.qpn_b, msg_id, max(size, 1))
             self.parts[(q.qpn_b, msg_id)] = m
             m.parts_left += 1
 

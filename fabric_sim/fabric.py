@@ -8,7 +8,7 @@ NIC model its packet, and takes back what the NIC model parsed."""
 from __future__ import annotations
 
 import random
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
@@ -109,12 +109,14 @@ class NicNode:
 
 class Fabric:
     def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False,
-                 egress: type = Egress):
+                 egress: type = Egress, progress: Callable[[str], None] | None = None):
         """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
         baseline's network; switch_model.pipeline.SwitchModel). `egress`:
-        the link class (fabric_sim.pfc.PfcEgress under PFC: pausable, slower)."""
+        the link class (fabric_sim.pfc.PfcEgress under PFC: pausable, slower).
+        `progress`: set-up progress lines (large fabrics take minutes)."""
         self.topo, self.cfg, self.sim = topo, links, sim
-        self.egress_cls = egress  # fabric_sim.pfc.PfcEgress under PFC: pausable, slower
+        self.egress_cls = egress
+        self.progress = progress or (lambda line: None)
         self.rng = random.Random(seed)
         self.mark_last_hop = mark_last_hop
         self.switches: dict[DeviceId, SwitchNode] = {}
@@ -133,9 +135,12 @@ class Fabric:
                 self._switch(ids.t0(p, r), planner.t0_state(p, r))
             for j in range(t.t1_per_plane):
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
+            self.progress(f"building the fabric: switches of plane {p + 1}/{t.planes}")
         for n in range(t.nics):
             self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.rng))
-        for a, pa, b, pb, plane in t.cables():
+        for i, (a, pa, b, pb, plane) in enumerate(t.cables()):
+            if i % 4096 == 0:
+                self.progress(f"building the fabric: {i:,} cables")
             na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
             nic = a.kind == "nic"
             self._cable(a, na, pa, b, self.switches[b], pb, plane,

@@ -175,7 +175,8 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
             nic.endpoint = eps[n] = Endpoint(clock, A.nic_address(topo, n).packed, lambda raw, s=host[n]: s.send(ETH + raw),
                                              mtu=sc.endpoint.mtu, rto=300_000, probe_interval=50_000,
                                              reorder_window=50_000, dscp=topo.dscp, keep_payload=False,
-                                             seed=sc.seed + n, on_message=drv.delivered, slot_sink=nic.slots)
+                                             seed=sc.seed + n, on_message=drv.delivered, on_place=drv.ledger.place,
+                                             slot_sink=nic.slots)
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
         # AIMD whatever the profile: NSCC's delay rules would read BMv2's
@@ -210,7 +211,8 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     errors = [f"{e.addr} QP {q}: {why}" for e in eps.values() for q, why in e.errors]
     nic_gbps = sc.links.nic_gbps * topo.planes  # BMv2 is untimed: base RTT 0 in the ideal
     return RunResult(sc, t, msgs, Timeline(), 0.0, nic_gbps, retx, drops, {"delivered_twice": drv.twice},
-                     [0] * 25, errors, 0, 0, time.perf_counter() - wall, end, reconv.rehashed if reconv else 0)
+                     [0] * 25, errors, 0, 0, time.perf_counter() - wall, end, reconv.rehashed if reconv else 0,
+                     drv.ledger.check())
 
 
 def _switch_drops(fab: Bmv2Fabric) -> dict[str, int]:

@@ -163,6 +163,10 @@ class PfcEgress:
         n = len(self.data)
         return n if n < self.depth_cap else self.depth_cap
 
+    def queued(self) -> int:
+        """Packets waiting here, the one being serialized included."""
+        return len(self.data) + len(self.high)
+
     def count_drop(self, reason: str) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
@@ -256,6 +260,8 @@ class PfcEgress:
             for frame, ing in self.data:
                 if ing is not None:
                     ing.release(len(frame))
+            for _ in range(len(self.data) + len(self.high)):
+                self.count_drop("link_down")  # what it held is lost with it, as on a plain egress
             self.data.clear()
             self.high.clear()
             self.busy = False

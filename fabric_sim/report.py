@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,13 @@ def fcts(r: RunResult) -> list[float]:
 def ideal_fct(r: RunResult, size: int) -> float:
     """Line rate of the NIC (every plane) plus one base RTT."""
     return size * 8 / (r.nic_gbps * 1e3) + r.base_rtt
+
+
+def ideal_one_way(r: RunResult, size: int) -> float:
+    """Line rate of the NIC plus half a base RTT: the least a message's
+    completion time (posted at the sender to placed at the receiver, no
+    ACK in it) can be. `ideal_fct` adds a full RTT and so flatters it."""
+    return size * 8 / (r.nic_gbps * 1e3) + r.base_rtt / 2
 
 
 def _mean(xs: list[float]) -> float:
@@ -93,6 +101,9 @@ def summary(r: RunResult) -> dict[str, Any]:
         "events": r.events,
         "reorder_hist": {("0" if i == 0 else f"{1 << (i - 1)}-{(1 << i) - 1}"): n for i, n in enumerate(r.reorder) if n},
         "errors": r.errors,
+        "undelivered": r.undelivered,
+        "packets": r.packets,
+        "exactly_once": _ledger(r),
         "rehashed_flows": r.rehashed,
         **({"pfc": r.pfc} if r.pfc is not None else {}),
         "sim": {"events": r.sim_events, "packet_hops": r.packet_hops, "wall_s": r.wall_s, "end_us": r.end_us,
@@ -100,14 +111,36 @@ def summary(r: RunResult) -> dict[str, Any]:
     }
 
 
-def write(results: list[RunResult], out: Path) -> dict[str, Any]:
-    """results.json, messages.csv, timeline.csv in `out`; returns the JSON."""
+def _ledger(r: RunResult) -> dict[str, Any] | None:
+    v = r.ledger
+    if v is None:
+        return None
+    return {"posted_bytes": v.posted, "placed_bytes": v.placed, "duplicate_bytes": v.duplicate,
+            "missing_bytes": v.missing, "stray_bytes": v.stray, "problems": v.problems}
+
+
+def strict(x: Any) -> Any:
+    """`x` with every NaN or infinity replaced by None (JSON null): strict
+    JSON parsers refuse the bare NaN Python's json writes."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: strict(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [strict(v) for v in x]
+    return x
+
+
+def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = None) -> dict[str, Any]:
+    """results.json, messages.csv, timeline.csv in `out`; returns the JSON.
+    `failed`: transport -> why it did not finish (kept in results.json)."""
     out.mkdir(parents=True, exist_ok=True)
     sc = results[0].scenario
     doc = {"scenario": sc.name, "source": sc.source, "seed": sc.seed, "scale": sc.meta.get("scale"),
            "events": [{"at_us": e.at_us, "kind": e.kind, "args": list(e.args)} for e in sc.events],
-           "runs": [summary(r) for r in results]}
-    (out / "results.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+           "runs": [summary(r) for r in results], "failed": dict(failed or {})}
+    doc = strict(doc)
+    (out / "results.json").write_text(json.dumps(doc, indent=1, default=str, allow_nan=False) + "\n")
     with open(out / "messages.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["transport", "message", "src", "dst", "bytes", "posted_us", "done_us", "fct_us"])

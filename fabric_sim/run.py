@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane import addressing as A
-from fabric_sim import faults, pfc, workload
+from fabric_sim import faults, footprint, outcome, pfc, workload
 from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric
+from fabric_sim.ledger import Verdict
 from fabric_sim.links import Egress
 from fabric_sim.qp_scheduler import QpScheduler
+from fabric_sim.tally import Tally
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.workload import Message
@@ -61,6 +63,9 @@ class RunResult:
     end_us: float
     rehashed: int = 0
     pfc: dict | None = None  # pause frames and paused time per link (fabric_sim.pfc.PfcNet.report); None: no PFC
+    ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/ledger.py)
+    packets: dict | None = None  # totals that reconcile (fabric_sim/tally.py)
+    undelivered: list[str] = field(default_factory=list)  # why messages were not delivered (fabric_sim/outcome.py)
 
     @property
     def complete(self) -> bool:
@@ -72,40 +77,46 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
+    footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
     sim = Sim()
     # DCQCN's network marks ECN at the last hop too: the RoCE baseline's switches do.
     fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=t.kind == "roce",
-                 egress=pfc.PfcEgress if t.pfc else Egress)
+                 egress=pfc.PfcEgress if t.pfc else Egress, progress=progress)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins)
+    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins, progress)
     for qps in list(links.values())[:TRACED]:
         qps[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
+    tally = Tally()
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
-            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, node.tx, line_gbps=nic_gbps,
+            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, tally.transmit(node.tx), line_gbps=nic_gbps,
                                          mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
-                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered)
+                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered,
+                                         on_place=drv.ledger.place)
             if pfc_net:
                 pfc_net.attach(node, node.endpoint)
         elif node.slot_base:
-            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
+            to_nic = tally.transmit(node.tx)
+            sched = QpScheduler(sim, to_nic, node.egress, ecfg.tx_backlog, topo.dscp["control"])
             node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed,
-                                     sched.transmit if ecfg.tx_backlog else node.tx, mtu=ecfg.mtu,
+                                     sched.transmit if ecfg.tx_backlog else to_nic, mtu=ecfg.mtu,
                                      rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
                                      probe_interval=ecfg.probe_interval_us or 2 * rtt,
                                      reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                                      dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
                                      ack_bytes=ecfg.ack_bytes, ablate=frozenset(t.ablate),
-                                     on_message=drv.delivered, slot_sink=node.slots)
+                                     on_message=drv.delivered, on_place=drv.ledger.place, slot_sink=node.slots)
             sched.endpoint = node.endpoint
+        if node.endpoint is not None:
+            tally.receive(node.endpoint)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -138,6 +149,9 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
     res.pfc = pfc_net.report(sim.now) if pfc_net else None
+    res.ledger = drv.ledger.check()
+    res.packets = tally.totals(sim, res.drops, res.events["nacks_from_nics"], fab.egresses())
+    res.undelivered = outcome.undelivered(fab, links, msgs, t_end)
     return res
 
 

@@ -59,4 +59,4 @@ class Aimd:
                 self.cwnd = max(self.min_cwnd, self.cwnd * factor)
                 self.last_decrease = now
         else:
-            self.cwnd = min(self.max_cwnd, self.cwnd + acked / self.cwnd)
+            self.cwnd = min(self.max_cwnd, self.cwnd + 1.0 / self.cwnd)

@@ -59,6 +59,7 @@ class Endpoint(LossRecovery, PathState):
                  ack_bytes: int = 0, ablate: frozenset[str] = frozenset(),
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_error: Callable[[int, str], None] | None = None,
+                 on_place: Callable[[int, int, int, int], None] | None = None,
                  slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
         self.sim = sim
         self.addr_bytes = _addr(addr)
@@ -87,6 +88,7 @@ class Endpoint(LossRecovery, PathState):
         self.rng = random.Random(seed)
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_error = on_error or (lambda qpn, reason: None)
+        self.on_place = on_place  # (QP, msg id, offset, length) of each payload placed: an outside ledger
         self.slot_sink = slot_sink  # where slot rewrites go (the NIC's slot_ev), per QP
         self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
@@ -268,6 +270,8 @@ class Endpoint(LossRecovery, PathState):
                     part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
                 payload = pkt.payload
                 part[0] += len(payload)
+                if self.on_place is not None:
+                    self.on_place(qp.qpn, msg_id, offset, len(payload))
                 qp.rx_bytes += len(payload)
                 self.stats.rx_bytes += len(payload)
                 if part[1] is not None:

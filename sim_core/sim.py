@@ -43,6 +43,10 @@ class Sim:
     def pending(self) -> int:
         return len(self._queue)
 
+    def pending_calls(self) -> list[Callable[..., None]]:
+        """The functions of the events still scheduled (end-of-run accounting)."""
+        return [fn for _, _, fn, _ in self._queue]
+
     def run(self, until: float = float("inf"), stop: Callable[[], bool] | None = None) -> None:
         q, pop = self._queue, heapq.heappop
         n = 0

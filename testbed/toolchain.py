@@ -92,9 +92,9 @@ def digest_path(program: str, out_dir: Path = BUILD_DIR) -> Path:
     return out_dir / f"{program}.sources.sha256"
 
 
-def stale(program: str) -> str | None:
+def stale(program: str, out_dir: Path = BUILD_DIR) -> str | None:
     """Why the committed JSON of `program` does not match its P4 sources, or None."""
-    recorded = digest_path(program)
+    recorded = digest_path(program, out_dir)
     if not recorded.exists():
         return f"{recorded.name} missing: run 'make build' (needs p4c)"
     if recorded.read_text().strip() != sources_digest(program):

@@ -26,6 +26,23 @@ def test_switch_p4info_holds_the_controller_tables():
     assert json.loads(blob.read_text())["pipelines"]
 
 
+@pytest.mark.parametrize("program", sorted(toolchain.PROGRAMS))
+def test_committed_build_was_compiled_from_the_p4_sources_as_they_are(program):
+    # No p4c needed: the build records a digest of its sources. A P4 edit
+    # without 'make build' fails here, where p4c is absent too, rather than
+    # every BMv2 test skipping on the stale JSON.
+    assert toolchain.stale(program) is None
+
+
+def test_a_p4_source_changed_since_the_build_is_reported_stale(tmp_path):
+    (tmp_path / "switch.sources.sha256").write_text(toolchain.sources_digest("switch") + "\n")
+    assert toolchain.stale("switch", tmp_path) is None
+    (tmp_path / "switch.sources.sha256").write_text("0" * 64 + "\n")  # as if p4src had moved on since
+    assert "switch.json is stale: p4src changed since it was compiled" in toolchain.stale("switch", tmp_path)
+    (tmp_path / "switch.sources.sha256").unlink()
+    assert toolchain.stale("switch", tmp_path) == "switch.sources.sha256 missing: run 'make build' (needs p4c)"
+
+
 @pytest.mark.skipif(toolchain.p4c() is None, reason="p4c-bm2-ss not found (PATH or $P4C_BM2_SS): cannot recompile")
 @pytest.mark.parametrize("program", sorted(toolchain.PROGRAMS))
 def test_committed_artifacts_equal_a_fresh_compile(program, tmp_path):

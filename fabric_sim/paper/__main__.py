@@ -21,6 +21,7 @@ from pathlib import Path
 from control_plane.pipelines import RESULTS
 from fabric_sim import outdir, parallel, sweep_out
 from fabric_sim.fields import ScenarioError
+from fabric_sim.report import strict
 from fabric_sim.paper import gallery
 from fabric_sim.paper.experiments import Experiment, Finding, Runs, fill, tasks
 from fabric_sim.paper.figures import FIGURES
@@ -113,7 +114,7 @@ def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding]
     gallery.write(out, EXPERIMENTS, runs, findings, FIGURES,
                   sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
     ordered = {k: findings[k].numbers for k in BY_KEY if k in findings}  # not the order runs happened to end in
-    (out / "numbers.json").write_text(json.dumps(ordered, indent=1, default=str) + "\n")
+    (out / "numbers.json").write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ EXPERIMENTS = sorted(failures.EXPERIMENTS + paths.EXPERIMENTS + roce_figs.EXPERI
                      + appendix.EXPERIMENTS + sendrecv.EXPERIMENTS,
                      key=lambda e: ORDER.index(e.key))
 BY_KEY = {e.key: e for e in EXPERIMENTS}
-CLAIMS = claims.check(failures.CLAIMS + paths.CLAIMS + roce_figs.CLAIMS + table_qps.CLAIMS + appendix.CLAIMS)
+CLAIMS = claims.check(failures.CLAIMS + paths.CLAIMS + roce_figs.CLAIMS + table_qps.CLAIMS + appendix.CLAIMS
+                      + sendrecv.CLAIMS)
 for _c in CLAIMS.values():
     if _c.experiment not in BY_KEY:
         raise ValueError(f"claim {_c.id}: no experiment {_c.experiment}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Callable
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
@@ -107,10 +108,13 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
 
 
 def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-          pins: dict[tuple[int, int], Pin] | None = None) -> dict[tuple[int, int], list[QpLink]]:
+          pins: dict[tuple[int, int], Pin] | None = None,
+          progress: Callable[[str], None] | None = None) -> dict[tuple[int, int], list[QpLink]]:
     """Create every pair's QPs and install every NIC's plan in the fabric."""
     links, specs = plan(t, fab.topo, pairs, qps_per_pair, seed, pins)
-    for nic, qps in specs.items():
+    for i, (nic, qps) in enumerate(specs.items()):
+        if progress and i % 1024 == 0:
+            progress(f"NIC plans: {i:,}/{len(specs):,} installed")
         fab.install_nic(nic, qps)
     return links
 

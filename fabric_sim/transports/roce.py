@@ -85,13 +85,15 @@ class RoceEndpoint:
 
     def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes], None], *, line_gbps: float,
                  mtu: int = 4096, rto: float = 50.0, retry_limit: int = 8, dscp: Mapping[str, int] | None = None,
-                 on_message: Callable[[int, int, bytes | None], None] | None = None):
+                 on_message: Callable[[int, int, bytes | None], None] | None = None,
+                 on_place: Callable[[int, int, int, int], None] | None = None):
         self.sim, self.addr_bytes, self.transmit = sim, addr, transmit
         self.addr = str(ipaddress.IPv6Address(addr))
         self.line_gbps, self.mtu, self.rto, self.retry_limit = line_gbps, mtu, rto, retry_limit
         d = {**DSCP_DEFAULTS, **(dscp or {})}
         self.dscp_data, self.dscp_control = d["data_no_trim"], d["control"]
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
+        self.on_place = on_place or (lambda qpn, msg_id, offset, length: None)  # an outside ledger
         self.qps: dict[int, RoceQp] = {}
         self.stats = Stats()
         self.errors: list[tuple[int, str]] = []
@@ -280,6 +282,7 @@ class RoceEndpoint:
         else:
             msg_id, offset, msg_len = pkt.data()
             n = len(pkt.payload)
+            self.on_place(qp.qpn, msg_id, offset, n)
             qp.rx_bytes += n
             self.stats.rx_bytes += n
             qp.expected = psn_add(qp.expected, 1)

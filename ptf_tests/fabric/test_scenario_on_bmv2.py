@@ -38,6 +38,8 @@ def test_mrc_delivers_everything_on_both_fabrics(sc):
     everything = {m.id for m in model.messages}
     assert delivered(model) == delivered(bmv2) == everything
     assert model.events["delivered_twice"] == bmv2.events["delivered_twice"] == 0
+    for r in (model, bmv2):  # the ledger: every posted byte placed exactly once
+        assert r.ledger.exactly_once and r.ledger.placed == r.ledger.posted, r.ledger.problems
     assert not model.errors and not bmv2.errors
     assert bmv2.drops["link:link_down"] > 0, "the relay must have cut the dead spine's traffic"
 

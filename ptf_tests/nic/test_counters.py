@@ -59,6 +59,10 @@ def test_decapsulated_counts_one_rx_event(nic_target):
     out = nic_target.burst([(N.plane_port(REVERSE & 7), bytes(from_fabric(PEER, ME, REVERSE)))])
     assert [p for p, _ in out] == [N.HOST_PORT]
     assert _delta(ev0, nic_target) == {"tx": 0, "rx": 1, "nack": 0}
+    # Each one counts (a counter set to 1 instead of counted up fails here).
+    out = nic_target.burst([(N.plane_port(REVERSE & 7), bytes(from_fabric(PEER, ME, REVERSE)))] * 2)
+    assert [p for p, _ in out] == [N.HOST_PORT] * 2
+    assert _delta(ev0, nic_target) == {"tx": 0, "rx": 3, "nack": 0}
 
 
 def _stub(dscp: int) -> bytes:

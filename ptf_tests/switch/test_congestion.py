@@ -101,6 +101,23 @@ def test_short_trimmable_packet_marked_not_cut(target):
     target.verify_no_other_packets()
 
 
+def test_trim_length_boundary_one_below_at_and_one_above_trim_bytes(target):
+    # Frames of trim_bytes - 1 and trim_bytes are marked, not cut; one byte
+    # more is cut to exactly trim_bytes (a cut at trim_bytes + 64 fails here).
+    for size in (TRIM_BYTES - 1, TRIM_BYTES, TRIM_BYTES + 1):
+        target.set_qdepth(UPLINKS[0], TRIM_AT)
+        pkt = frame(carrier(sid_t1(0)), tc=tc(D["data_trimmable"]), size=size, in_port=DOWNLINKS[0])
+        assert len(pkt) == size
+        target.send(DOWNLINKS[0], pkt)
+        if size <= TRIM_BYTES:
+            exp = bytes(forwarded(pkt, UPLINKS[0], tc=tc(D["trimmed"])))
+        else:
+            exp = trimmed(pkt, UPLINKS[0], None, D["trimmed"])
+        assert len(exp) == min(size, TRIM_BYTES)
+        target.verify_packet(exp, UPLINKS[0])
+        target.verify_no_other_packets()
+
+
 def test_non_trimmable_over_limit_dropped(target):
     target.set_qdepth(UPLINKS[0], TRIM_AT)
     before = target.drop_count("congestion")

@@ -68,5 +68,5 @@ def test_the_claim_holds_with_its_mechanism_and_fails_without_it(claim_id):
 
 def test_an_unknown_ablation_is_an_error_naming_its_field():
     from fabric_sim.fields import ScenarioError
-    with pytest.raises(ScenarioError, match=r"transports\[0\]\.ablate\[1\]: 'pfc' is not one of port_bitmap"):
+    with pytest.raises(ScenarioError, match=r"transports\[0\]\.ablate\[1\]: 'pfc' is not one of 'port_bitmap'"):
         run("fig10", transports=[dict(raw("fig10")["transports"][0], ablate=["ecn_echo", "pfc"])])
