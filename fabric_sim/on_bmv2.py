@@ -212,7 +212,7 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     nic_gbps = sc.links.nic_gbps * topo.planes  # BMv2 is untimed: base RTT 0 in the ideal
     return RunResult(sc, t, msgs, Timeline(), 0.0, nic_gbps, retx, drops, {"delivered_twice": drv.twice},
                      [0] * 25, errors, 0, 0, time.perf_counter() - wall, end, reconv.rehashed if reconv else 0,
-                     drv.ledger.check())
+                     ledger=drv.ledger.check())
 
 
 def _switch_drops(fab: Bmv2Fabric) -> dict[str, int]:

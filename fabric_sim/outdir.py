@@ -14,10 +14,17 @@ def unwritable(path: Path) -> str | None:
     path = Path(path)
     if path.exists() and not path.is_dir():
         return f"{path} exists and is not a folder"
+    made = [p for p in (path, *path.parents) if not p.exists()]  # what the check creates, it removes
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
         return f"{path}: not writable ({exc.strerror or exc})"
+    finally:
+        for p in made:  # deepest first: a run that is refused later leaves no empty folder behind
+            try:
+                p.rmdir()
+            except OSError:
+                break
     return None

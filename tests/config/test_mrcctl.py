@@ -135,18 +135,26 @@ def http1_server():
         srv.close()
 
 
+SERVER = """
+import sys, grpc
+from concurrent import futures
+srv = grpc.server(futures.ThreadPoolExecutor(1))
+print(srv.add_insecure_port("127.0.0.1:0"), flush=True)
+srv.start()
+sys.stdin.read()
+"""
+
+
 @contextlib.contextmanager
 def grpc_server_without_p4runtime():
-    import grpc
-    from concurrent import futures
-
-    srv = grpc.server(futures.ThreadPoolExecutor(1))
-    port = srv.add_insecure_port("127.0.0.1:0")
-    srv.start()
+    """A gRPC server with no service, in a process of its own: gRPC's state
+    in this one (Ray's workers use it) must not decide how it answers."""
+    proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        yield port
+        yield int(proc.stdout.readline())
     finally:
-        srv.stop(None)
+        proc.stdin.close()
+        proc.wait(timeout=10)
 
 
 @pytest.mark.parametrize("server, why", [
