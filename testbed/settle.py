@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import finsy as fy
 
 from control_plane.session import Session
-from mrc_wire.constants import NIC_DROPS, NIC_EVENTS
+from mrc_wire.constants import HOST_PORT, NIC_DROPS, NIC_EVENTS
 
 SETTLE_TIMEOUT = 30.0  # seconds: only a device that lost a frame waits this long
 POLL_INTERVAL = 0.002
@@ -55,14 +55,17 @@ def switch_progress(session: Session, ports: Sequence[int]) -> Progress:
 
 def nic_progress(session: Session, ports: Sequence[int]) -> Progress:
     """The NIC ends ingress with one nic_events (tx, rx, nack) or nic_drops
-    count per frame; a NACK leaves twice (itself and the host's notice),
-    tx and rx once; nic_port_tx counts each in egress."""
+    count per frame. A sent frame (tx) leaves on a plane port, a received
+    one (rx) on the host port, a NACK on both (itself, and the host's
+    notice); nic_port_tx counts each in egress. Egress is owed only on
+    `ports` (all of them, or the plane ports alone)."""
     cells = [("nic_events", i) for i in range(len(NIC_EVENTS))] + [("nic_drops", i) for i in range(len(NIC_DROPS))]
     c = _packets(session, cells + [("nic_port_tx", p) for p in ports])
     ev = {name: c[("nic_events", i)] for i, name in enumerate(NIC_EVENTS)}
     drops = sum(c[("nic_drops", i)] for i in range(len(NIC_DROPS)))
-    return Progress(sum(ev.values()) + drops, sum(c[("nic_port_tx", p)] for p in ports),
-                    ev["tx"] + ev["rx"] + 2 * ev["nack"])
+    due = (ev["rx"] + ev["nack"] if HOST_PORT in ports else 0) + \
+        (ev["tx"] + ev["nack"] if any(p != HOST_PORT for p in ports) else 0)
+    return Progress(sum(ev.values()) + drops, sum(c[("nic_port_tx", p)] for p in ports), due)
 
 
 class Settler:
@@ -85,6 +88,17 @@ class Settler:
         p, rx = self.state()
         return p.ingress >= self.sent and p.egress == p.egress_due and rx == p.egress
 
+    def wait_ingress(self) -> None:
+        """Return once ingress has finished every frame sent (what it then
+        sends is not waited for): a table written after this applies from
+        the next frame sent, never to one sent before."""
+        deadline = time.monotonic() + self.timeout
+        while (got := (self.progress() - self.base).ingress) < self.sent:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: ingress finished {got} of {self.sent} frames sent "
+                                     f"after {self.timeout:g} s")
+            time.sleep(POLL_INTERVAL)
+
     def wait(self, strict: bool = True) -> None:
         """Return once every frame sent is done. After `timeout` (a frame was
         lost), start counting afresh so later tests are not held up, and
@@ -92,11 +106,11 @@ class Settler:
         deadline = time.monotonic() + self.timeout
         while not self.done():
             if time.monotonic() > deadline:
-                p, rx = self.state()
+                (p, rx), sent = self.state(), self.sent
                 self._rebase()
                 if not strict:
                     return
                 raise AssertionError(
                     f"{self.name}: frames still unaccounted for after {self.timeout:g} s: ingress finished "
-                    f"{p.ingress} of {self.sent} sent, egress sent {p.egress} of {p.egress_due}, ptf received {rx}")
+                    f"{p.ingress} of {sent} sent, egress sent {p.egress} of {p.egress_due}, ptf received {rx}")
             time.sleep(POLL_INTERVAL)
