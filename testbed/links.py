@@ -48,6 +48,8 @@ class Link(threading.Thread):
         self.seen: Counter[int] = Counter()
         self.data_from: dict[str, Counter[int]] = {}
         self.dropped = 0
+        self.read_from: Counter[str] = Counter()  # frames read per side ("a", "b")
+        self.forwarded_to: Counter[str] = Counter()  # frames handed on per side
         self.running = True
 
     def run(self) -> None:
@@ -55,6 +57,7 @@ class Link(threading.Thread):
             ready, _, _ = select.select(list(self.peer), [], [], 0.05)
             for s in ready:
                 while (frame := recv(s)) is not None:
+                    self.read_from[self.side[s]] += 1
                     ev = (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
                     self.seen[ev] += 1
                     if 0xC6 <= frame[102] <= 0xCB:  # inner BTH opcode: data
@@ -66,6 +69,7 @@ class Link(threading.Thread):
                         self.cut_drops += 1
                         continue
                     self.peer[s].send(frame)
+                    self.forwarded_to[self.side[self.peer[s]]] += 1
 
     def stop(self) -> None:
         self.running = False

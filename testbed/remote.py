@@ -28,6 +28,8 @@ from control_plane.pipelines import artifacts
 from control_plane.session import Session
 from control_plane.tls import TlsSettings
 from control_plane.topology import Device
+from control_plane.counters import EGRESS_CONGESTION_DROPS
+from testbed.settle import Settler, nic_progress, switch_progress
 from testbed.targets import NicCounters, P4RuntimeTarget, SwitchCounters
 
 _IFACE = re.compile(r"^(?:(\d+)-)?(\d+)@([^\s;]+)$")
@@ -137,12 +139,24 @@ class RemoteTarget(P4RuntimeTarget):
                                   "(PI has no P4Runtime register writes): not available on a remote device")
 
 
+def _counts_every_frame(session: Session, counters: Sequence[str]) -> bool:
+    """Whether the loaded program is the BMv2 build of ours, whose counters
+    account for every frame in ingress and egress (testbed/settle.py): then
+    checks wait on them. Tofino's switch drops in egress too (counted
+    apart), other NIC tops have no egress counter: ptf's timeouts there."""
+    known = session.switch.p4info.counters  # P4EntityMap: `in` does not look names up, get() does
+    return all(known.get(c) is not None for c in counters) and known.get(EGRESS_CONGESTION_DROPS) is None
+
+
 class SwitchRemoteTarget(SwitchCounters, RemoteTarget):
     def __init__(self, remote: RemoteDevice, state: S.SwitchState, ports: list[int]):
         super().__init__(remote, state.name, "switch", ports,
                          S.map_ports(state.entries(), remote.device_ports(ports, "switch")),
                          P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         self.state = state
+        if _counts_every_frame(self.session, ("port_rx", "port_tx", "port_drop")):
+            dev_ports = [self.dev_port(p) for p in ports]
+            self.settler = Settler(state.name, lambda: switch_progress(self.session, dev_ports), self.received)
 
     def reset(self) -> None:
         super().reset()
@@ -159,6 +173,8 @@ class NicRemoteTarget(NicCounters, RemoteTarget):
         super().__init__(remote, state.name, "nic", ports, state.entries(), P.NIC_TABLES, P.NIC_DEFAULTS,
                          [P.notice_session(state.notice)])
         self.state = state
+        if _counts_every_frame(self.session, ("nic_events", "nic_drops", "nic_port_tx")):
+            self.settler = Settler(state.name, lambda: nic_progress(self.session, ports), self.received)
 
     def reset(self) -> None:
         super().reset()

@@ -24,11 +24,15 @@ from control_plane import switch_plan as S
 from control_plane.counters import read_drops, read_total
 from control_plane.session import Session
 from testbed.bmv2 import start_with_tables
+from testbed.settle import Settler, nic_progress, switch_progress
 from control_plane.ev_control import slot_updates
 from mrc_wire.constants import NIC_DROPS, NIC_EVENTS, SWITCH_EVENTS as EVENTS
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3
+# Once a BMv2 target has settled every frame is already in ptf's queues:
+# the negative check only has to look.
+SETTLED_NEGATIVE_TIMEOUT = 0.01
 
 
 class _PtfTest:
@@ -62,9 +66,13 @@ def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
 
 class P4RuntimeTarget:
     """A P4Runtime device driven through ptf on its interfaces. Subclasses
-    own how the device is reached (started BMv2, or a running device)."""
+    own how the device is reached (started BMv2, or a running device).
+    With a `settler` (BMv2), every check first waits until the device has
+    finished with every frame sent (testbed/settle.py); without one (a
+    running device), ptf's timeouts are all there is."""
 
     name = "bmv2"
+    settler: Settler | None = None
 
     def __init__(self, session: Session, ifaces: dict[int, str], ports: list[int],
                  desired: list[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]):
@@ -83,18 +91,32 @@ class P4RuntimeTarget:
 
     def send(self, port: int, pkt: object) -> None:
         testutils.send_packet(self.test, port, pkt)
+        if self.settler:
+            self.settler.sent += 1
 
     def verify_packet(self, pkt: object, port: int) -> None:
+        if self.settler:
+            self.settler.wait()
         testutils.verify_packet(self.test, pkt, port)
 
     def verify_no_other_packets(self) -> None:
-        testutils.verify_no_other_packets(self.test)
+        if self.settler:
+            self.settler.wait()
+        testutils.verify_no_other_packets(self.test, timeout=SETTLED_NEGATIVE_TIMEOUT if self.settler else None)
 
     def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-        return burst(self.dataplane, frames)
+        if self.settler is None:
+            return burst(self.dataplane, frames)
+        return settled_burst(self.dataplane, frames, self.settler)
 
     def reset(self) -> None:
+        if self.settler:
+            self.settler.wait(strict=False)  # what a failed test left in flight
         self.dataplane.flush()
+
+    def received(self) -> int:
+        """Frames ptf has received on this target's ports so far."""
+        return sum(self.dataplane.rx_counters[(0, p)] for p in self.ports)
 
     def counter(self, name: str, index: int) -> int:
         return self.session.counter(name, index)[0]
@@ -171,6 +193,7 @@ class SwitchBmv2Target(SwitchCounters, Bmv2Target):
                          P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         self.state = state
         self.dirty_ports: set[int] = set()
+        self.settler = Settler(state.name, lambda: switch_progress(self.session, ports), self.received)
 
     def set_qdepth(self, port: int, depth: int) -> None:
         # PI has no P4Runtime register writes: BMv2's Thrift runtime does it.
@@ -234,12 +257,29 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         super().__init__(state.name, ports, "nic", [P.to_p4(e) for e in state.entries()],
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
         self.state = state
+        self.settler = Settler(state.name, lambda: nic_progress(self.session, ports), self.received)
 
     def reset(self) -> None:
         """Between tests: planned tables back (slots), rotation from slot 0."""
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
         self.bmv2.runtime().register_reset("qp_rotation")
+
+
+def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], settler: Settler,
+                  chunk: int = 16) -> list[tuple[int, bytes]]:
+    """Send (port, frame) pairs in chunks, each sent once the device has
+    finished the one before (no queue builds up, however slow the device
+    is), and return every frame received (all in ptf's queues by then)."""
+    out: list[tuple[int, bytes]] = []
+    for i in range(0, len(frames), chunk):
+        for port, frame in frames[i : i + chunk]:
+            dp.send(0, port, frame)
+            settler.sent += 1
+        settler.wait()
+        while isinstance(res := dp.poll(device_number=0, timeout=SETTLED_NEGATIVE_TIMEOUT), dp.PollSuccess):
+            out.append((res.port, bytes(res.packet)))
+    return out
 
 
 def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:

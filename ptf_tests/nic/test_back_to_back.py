@@ -5,7 +5,6 @@ port exchanges a multi-packet message: it completes, and the EV is retired
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import finsy as fy
@@ -22,6 +21,7 @@ from sim_core.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from testbed.links import Link, host_poller, sock
+from testbed.settle import Settler, nic_progress
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
@@ -131,25 +131,41 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
                      for p in range(TOPO.planes)], drop_ev=bad)
         host = {A_NIC: sock(nic_a.bmv2.host_iface(N.HOST_PORT)), B_NIC: sock(nic_b.bmv2.host_iface(N.HOST_PORT))}
         eps: dict[int, Endpoint] = {}
+        host_sent: Counter[int] = Counter()
 
+        def send(nic: int, raw: bytes) -> None:
+            if nic == A_NIC:
+                run.expect(raw)
+            host_sent[nic] += 1
+            host[nic].send(ETH + raw)
 
-        def send_a(raw: bytes) -> None:
-            run.expect(raw)
-            host[A_NIC].send(ETH + raw)
-
+        # Frames sent just before the sender goes idle may still be in BMv2:
+        # count once each NIC has finished with everything it was given and
+        # the relay has read all it sent on its plane ports.
+        planes = [N.plane_port(p) for p in range(TOPO.planes)]
+        settlers = {(n, side): Settler(n.state.name, lambda n=n: nic_progress(n.session, planes),
+                                       lambda side=side: link.read_from[side])
+                    for n, side in ((nic_a, "a"), (nic_b, "b"))}
         control = NicEvControl(nic_a.session, nic_a.state)
+
+        def slot_sink(qpn: int, writes: list[tuple[int, int]]) -> None:
+            # The endpoint chose EVs for what it sent before by the old slots:
+            # NIC A must have taken all of it in before the new slots land.
+            settler = settlers[(nic_a, "a")]
+            settler.sent = host_sent[A_NIC] + link.forwarded_to["a"]
+            settler.wait_ingress()
+            control.push(qpn, writes)
+
         clock = RealClock(host_poller(host, eps))
-        eps.update(_endpoints(clock, send_a, lambda raw: host[B_NIC].send(ETH + raw), control.push, run, pa, pb))
+        eps.update(_endpoints(clock, lambda raw: send(A_NIC, raw), lambda raw: send(B_NIC, raw), slot_sink, run,
+                              pa, pb))
         link.start()
         try:
             eps[A_NIC].send_message(A_QPN, DATA)
             clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
-            # A resend sent just before the sender went idle may still be in
-            # BMv2: let the relay see every data packet before counting.
-            deadline = time.monotonic() + 2.0
-            while sum(link.data_from.get("a", Counter()).values()) < sum(run.predicted.values()) \
-                    and time.monotonic() < deadline:
-                time.sleep(0.02)
+            for (n, side), settler in settlers.items():
+                settler.sent = host_sent[A_NIC if n is nic_a else B_NIC] + link.forwarded_to[side]
+                settler.wait()
         finally:
             link.stop()
         run.seen, run.dropped, run.used = link.seen, link.dropped, link.data_from.get("a", Counter())
