@@ -46,6 +46,9 @@ class QpScheduler:
             if self.order:
                 self._drain()  # a port may have come back
             return
+        if not self.order and self._room() > 0:
+            self.tx(raw)  # nothing waits and the wire can take it: on at once, sent when the endpoint said
+            return
         dqpn = int.from_bytes(raw[_BTH + 5:_BTH + 8], "big")
         q = self.queues.get(dqpn)
         if q is None:
@@ -57,8 +60,11 @@ class QpScheduler:
         self._drain()
 
     def _room(self) -> int:
-        live = [e for e in self.egress.values() if e.up]
-        return self.depth * len(live) - sum(e.depth() for e in live)
+        room = 0
+        for e in self.egress.values():
+            if e.up:
+                room += self.depth - e.depth()
+        return room
 
     def _drain(self) -> None:
         room = self._room()
