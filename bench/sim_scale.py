@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import sections
 from control_plane.pipelines import REPO
 from fabric_sim import scenario
 from fabric_sim.run import run as simulate
@@ -132,8 +133,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.sim_scale", description=__doc__.split("\n\n")[0])
     ap.add_argument("--one", type=int, choices=sorted(SIZES), metavar="NICS",
                     help="run only this size in this process and print its figures as JSON")
+    ap.add_argument("--write", action="store_true",
+                    help="also put the figures in bench/results/latest.md (this section only)")
     args = ap.parse_args(argv)
-    print(json.dumps(one(args.one)) if args.one else "\n".join(run()))
+    if args.one:
+        print(json.dumps(one(args.one)))
+        return
+    lines = run()
+    print("\n".join(lines))
+    if args.write:
+        sections.replace(lines)
 
 
 if __name__ == "__main__":
