@@ -20,8 +20,8 @@ import fnmatch
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import time

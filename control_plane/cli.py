@@ -25,19 +25,18 @@ import os
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import argparse
-import logging
+import asyncio
 import dataclasses
 import json
-import asyncio
+import logging
 import sys
 from collections import Counter
 from pathlib import Path
 
-from control_plane import installer, nic_plan, tls, topology
-from control_plane import pipelines
-from control_plane.config import ConfigError
+from control_plane import installer, nic_plan, pipelines, tls, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.config import ConfigError
 from mrc_wire.constants import MAX_PORTS
 
 

@@ -13,8 +13,9 @@ flattens both kinds into (path, reason) pairs.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Iterable, get_args
+from typing import Annotated, Any, get_args
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
@@ -44,7 +45,7 @@ class ConfigError(ValueError):
         super().__init__(self._text())
 
     @classmethod
-    def of(cls, errors: Iterable[tuple[str, str]]) -> "ConfigError":
+    def of(cls, errors: Iterable[tuple[str, str]]) -> ConfigError:
         errors = list(errors)
         exc = cls(*errors[0])
         exc.errors = errors
@@ -66,7 +67,7 @@ class ConfigError(ValueError):
     def _text(self) -> str:
         return "\n".join(self.lines())
 
-    def prefixed(self, prefix: str) -> "ConfigError":
+    def prefixed(self, prefix: str) -> ConfigError:
         """The same errors under field path `prefix` (e.g. "topology")."""
         return ConfigError.of((join(prefix, p), r) for p, r in self.errors)
 

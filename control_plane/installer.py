@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable, Sequence
 
 import finsy as fy
 from finsy.grpcutil import GRPCStatusCode

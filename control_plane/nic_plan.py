@@ -12,7 +12,14 @@ from control_plane import addressing as A
 from control_plane.topology import Topology
 from mrc_wire.constants import HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port  # noqa: F401
 from mrc_wire.entries import (  # noqa: F401 (re-exported for the planner's users)
-    DestRow, EvStats, NicConfig, NoticeSession, PlanePort, QpEv, QpPeer, SlotEv,
+    DestRow,
+    EvStats,
+    NicConfig,
+    NoticeSession,
+    PlanePort,
+    QpEv,
+    QpPeer,
+    SlotEv,
 )
 
 

@@ -3,7 +3,7 @@ the checks that a P4Info has what the plan needs."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import finsy as fy
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Coroutine, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import finsy as fy
 
@@ -43,7 +44,7 @@ class Session:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:

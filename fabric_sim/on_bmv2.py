@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from control_plane import addressing as A
-from control_plane.counters import read_drops
 from control_plane import nic_plan
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.counters import read_drops
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
 from control_plane.topology import Topology
 from fabric_sim import cc_profile, workload
-from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import base_rtt
 from fabric_sim.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport
+from fabric_sim.transports import qps as transport
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from nic_model.endpoint import Endpoint

@@ -17,9 +17,10 @@ import socket
 import sys
 import traceback
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fabric_sim import run_cache, workload
 from fabric_sim.progress import Progress

@@ -30,7 +30,8 @@ without PFC): the high-priority queue is neither paused nor accounted.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
@@ -87,7 +88,7 @@ class Ingress:
 
     __slots__ = ("name", "sim", "xoff", "xon", "limit", "held", "peak", "upstream", "paused", "overflows")
 
-    def __init__(self, name: str, sim: Any, xoff: int, xon: int, headroom: int, upstream: "PfcEgress"):
+    def __init__(self, name: str, sim: Any, xoff: int, xon: int, headroom: int, upstream: PfcEgress):
         self.name, self.sim, self.upstream = name, sim, upstream
         self.xoff, self.xon, self.limit = xoff, xon, xoff + headroom
         self.held = self.peak = self.overflows = 0

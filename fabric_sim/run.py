@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from control_plane import addressing as A
 from fabric_sim import faults, footprint, outcome, pfc, workload
-from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric
 from fabric_sim.ledger import Verdict
 from fabric_sim.links import Egress
 from fabric_sim.qp_scheduler import QpScheduler
-from fabric_sim.tally import Tally
-from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
+from fabric_sim.tally import Tally
+from fabric_sim.transports import qps as transport
+from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
 from sim_core.sim import Sim

@@ -19,14 +19,23 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
-from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from control_plane import topology as T
 from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
 from fabric_sim import capacity, cc_profile, scenario_events, sweep
-from fabric_sim.pfc import PfcConfig, resolve as resolve_pfc
 from fabric_sim.fields import ScenarioError
+from fabric_sim.pfc import PfcConfig
+from fabric_sim.pfc import resolve as resolve_pfc
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.sweep import override  # noqa: F401 (re-exported)
 
@@ -226,7 +235,7 @@ class Scenario(Model):
         return capacity.workload(w, topo, Flow) if topo is not None else w
 
     @model_validator(mode="after")
-    def _finish(self) -> "Scenario":
+    def _finish(self) -> Scenario:
         errors = [(f"events[{i}].at_us", f"{e.at_us:g} is after the run's end (duration_us {self.duration_us:g}): "
                                          "it would never be applied")
                   for i, e in enumerate(self.events) if e.at_us > self.duration_us]

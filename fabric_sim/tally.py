@@ -10,7 +10,8 @@ not derived from the others, so the sum is a check and not a definition."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from fabric_sim.links import Egress
 from fabric_sim.pfc import PfcEgress

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 class EvState(enum.Enum):
@@ -90,7 +90,7 @@ class EvProfile:
             self.state.setdefault(ev, EvState.GOOD)
 
     @classmethod
-    def spread(cls, planes: int, spines: int, slots: int, backups_per_plane: int = 2, salt: int = 0) -> "EvProfile":
+    def spread(cls, planes: int, spines: int, slots: int, backups_per_plane: int = 2, salt: int = 0) -> EvProfile:
         """`slots` EVs spread evenly over the planes and, within a plane, over
         the spines; backups use the spines the rotation leaves free, if any."""
         if slots % planes:

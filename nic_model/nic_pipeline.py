@@ -8,15 +8,26 @@ and works on raw frames: port 0 faces the host, plane p uses its plane port.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DATA_OPCODES,
-    ECN_CE, ETH_LEN, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
+    ECN_CE,
+    ETH_LEN,
+    EXT_LEN,
+    HOST_PORT,
+    NACK_BYTES,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    NIC_DROPS,  # noqa: F401 (re-exported)
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
 )
-from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
 from mrc_wire.usid import carrier_int, path_sids
 
 

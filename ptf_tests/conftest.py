@@ -14,17 +14,17 @@ with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from control_plane import tls
-from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
+from testbed import toolchain
 from testbed.model_targets import NicModelTarget, SwitchModelTarget
+from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
 from testbed.targets import NicBmv2Target, SwitchBmv2Target
 
 REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()

@@ -120,7 +120,7 @@ class Bmv2Switch:
         self.stop()
         raise RuntimeError(f"{self.name}: gRPC did not open on {self.grpc_addr} in {timeout:g} s")
 
-    def runtime(self) -> "bmv2_thrift.Runtime":
+    def runtime(self) -> bmv2_thrift.Runtime:
         """BMv2's Thrift runtime (for what P4Runtime on PI cannot do, such as
         register writes), connected on first use; failures raise ThriftError."""
         if self._runtime is None:
@@ -148,7 +148,7 @@ class Bmv2Switch:
         for p in self.ports:
             subprocess.run(["ip", "link", "del", self.switch_iface(p)], capture_output=True)
 
-    def __enter__(self) -> "Bmv2Switch":
+    def __enter__(self) -> Bmv2Switch:
         self.start()
         return self
 

@@ -28,7 +28,7 @@ def _candidates(binary: str | None) -> list[Path]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unavailable(server: str | None) -> str | None:
     """Why the Thrift runtime cannot be used from this interpreter, or None.
     `server`: the simple_switch_grpc binary, whose install prefix holds the

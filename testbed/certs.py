@@ -49,7 +49,7 @@ class Ca:
         one (`client`). Validity defaults to yesterday..+30 days; pass dates
         in the past to make an expired one."""
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
         builder = (
             x509.CertificateBuilder()
@@ -72,7 +72,7 @@ def make_ca(out: Path, name: str = "mrc-test-ca") -> Ca:
     """A self-signed CA valid from yesterday for a year, written to OUT/NAME.crt|key."""
     out.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     cert = (
         x509.CertificateBuilder()

@@ -9,8 +9,8 @@ where it left and how its address was rewritten.
 from __future__ import annotations
 
 import argparse
-import sys
 import logging
+import sys
 from pathlib import Path
 
 from scapy.layers.inet import UDP

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import finsy as fy
 import ptf
@@ -22,10 +23,11 @@ from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import read_drops, read_total
-from control_plane.session import Session
-from testbed.bmv2 import start_with_tables
 from control_plane.ev_control import slot_updates
-from mrc_wire.constants import NIC_DROPS, NIC_EVENTS, SWITCH_EVENTS as EVENTS
+from control_plane.session import Session
+from mrc_wire.constants import NIC_DROPS, NIC_EVENTS
+from mrc_wire.constants import SWITCH_EVENTS as EVENTS
+from testbed.bmv2 import start_with_tables
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3

@@ -18,7 +18,7 @@ from control_plane.topology import Device, TopologyError
 from testbed.certs import make_ca
 
 BASE = {"planes": 1, "t0_per_plane": 1, "t1_per_plane": 1, "hosts_per_t0": 1}
-NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 @pytest.fixture(scope="module")

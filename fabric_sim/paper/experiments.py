@@ -5,8 +5,9 @@ paper."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from control_plane import pipelines
 from fabric_sim import scenario

@@ -4,8 +4,8 @@ message size per loss rate, victim and incast throughput."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import matplotlib
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from fabric_sim.report import busy, collective
 from fabric_sim.run import RunResult

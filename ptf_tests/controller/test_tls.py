@@ -27,7 +27,7 @@ from testbed.bmv2 import Bmv2Switch, ServerTls
 
 NAME = "t0-p0-r0"
 SERVER_NAME = "t0-p0-r0.fabric.lab"
-EXPIRED_AT = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(days=2)
+EXPIRED_AT = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(days=2)
 REFUSAL_BUDGET = 6.0  # seconds: a refusal is quick (the probe's own limit is 3 s)
 
 

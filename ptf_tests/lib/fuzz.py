@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 
-
 from ptf_tests.lib import nic_fabric as NF
 from ptf_tests.lib.fabric import T0_PORTS, carrier, frame, sid_dl, sid_t0, sid_t1
 

@@ -15,8 +15,21 @@ from scapy.layers.inet6 import IPv6
 from scapy.packet import Packet, bind_layers
 
 from mrc_wire.constants import (  # noqa: F401 (the one source; re-exported for tests)
-    DATA_OPCODES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST,
-    OP_WRITE_LAST, OP_WRITE_LAST_IMM, OP_WRITE_MIDDLE, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM, ROCE_PORT, SACK_BITS,
+    DATA_OPCODES,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_LAST_IMM,
+    OP_WRITE_MIDDLE,
+    OP_WRITE_ONLY,
+    OP_WRITE_ONLY_IMM,
+    ROCE_PORT,
+    SACK_BITS,
 )
 
 

@@ -11,8 +11,8 @@ from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from ptf_tests.lib import headers as H
 from nic_model.ev import EvProfile
+from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
 
 ME, PEER, SAME_ROW_PEER = 0, 3, 1

@@ -7,7 +7,18 @@ from scapy.layers.l2 import Ether
 from control_plane import nic_plan as N
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.nic_fabric import (
-    D, HOST_MAC, ME, NIC_MAC, PEER, PEER_QPN, PROFILE, SAME_ROW_PEER, carrier, encapsulated, from_fabric, host_data,
+    HOST_MAC,
+    ME,
+    NIC_MAC,
+    PEER,
+    PEER_QPN,
+    PROFILE,
+    SAME_ROW_PEER,
+    D,
+    carrier,
+    encapsulated,
+    from_fabric,
+    host_data,
 )
 
 EV = PROFILE.home[3]  # plane 1

@@ -11,8 +11,7 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from nic_model.ev import EvEvent, EvProfile, ev_plane
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_control, host_data
-
+from ptf_tests.lib.nic_fabric import ME, PEER, PROFILE, SAME_ROW_PEER, D, encapsulated, host_control, host_data
 
 ROTATION_RESET = "the QP's rotation back at slot 0 (BMv2 Thrift register_reset qp_rotation)"
 

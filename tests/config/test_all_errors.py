@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from control_plane import config, topology, tls
+from control_plane import config, tls, topology
 from fabric_sim import scenario
 from tests.sim.helpers import SMALL
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -137,8 +136,9 @@ def http1_server():
 
 @contextlib.contextmanager
 def grpc_server_without_p4runtime():
-    import grpc
     from concurrent import futures
+
+    import grpc
 
     srv = grpc.server(futures.ThreadPoolExecutor(1))
     port = srv.add_insecure_port("127.0.0.1:0")

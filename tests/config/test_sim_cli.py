@@ -9,8 +9,7 @@ import re
 import pytest
 import yaml
 
-from fabric_sim import cli
-from fabric_sim import on_bmv2, parallel
+from fabric_sim import cli, on_bmv2, parallel
 from fabric_sim.paper import __main__ as paper
 from tests.sim.helpers import SMALL
 

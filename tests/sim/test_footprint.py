@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim import footprint, run as run_mod
+from fabric_sim import footprint
+from fabric_sim import run as run_mod
 from fabric_sim.fields import ScenarioError
 from tests.sim.helpers import make
 
