@@ -83,8 +83,8 @@ class Mrc:
         self.raw = raw
         self.tc = (vtf >> 20) & 0xFF
         self.fl = vtf & 0xFFFFF
-        self.sport = sport
-        self.opcode = opcode
+        self.sport: int = sport
+        self.opcode: int = opcode
         self.dqpn = dqpn & 0xFFFFFF
         self.ackreq = apsn >> 31
         self.psn = apsn & 0xFFFFFF

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
@@ -95,8 +95,9 @@ class NicModel:
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
-        tables = {N.DestRow: (self.rows, "row"), N.PlanePort: (self.planes, "plane"), N.QpEv: (self.qps, "qpn"),
-                  N.SlotEv: (self.slots, "slot"), N.QpPeer: (self.peers, "qpn")}
+        tables: dict[type, tuple[dict[Any, Any], str]] = {
+            N.DestRow: (self.rows, "row"), N.PlanePort: (self.planes, "plane"), N.QpEv: (self.qps, "qpn"),
+            N.SlotEv: (self.slots, "slot"), N.QpPeer: (self.peers, "qpn")}
         for e in entries:
             if type(e) not in tables:
                 raise TypeError(f"not a deletable NIC table entry: {e!r}")
