@@ -84,7 +84,9 @@ def _switch_setup(s: Session) -> None:
 
 
 def _l2_setup(s: Session) -> None:
-    s.write([+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))])
+    s.write(
+        [+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))]
+    )
 
 
 def run() -> list[str]:

@@ -145,7 +145,9 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
         device = topo.devices[name]
         plan = _Plan(topo, name)
         p4info, blob = pipelines.artifacts(plan.program)
-        async with installer.connect(device, p4info, blob if action == "install" else None, election_id=election_id) as sw:
+        async with installer.connect(
+            device, p4info, blob if action == "install" else None, election_id=election_id
+        ) as sw:
             pre_diff = await _pre_diff(sw, plan.pre)
             pre = pre_diff[1] if pre_diff else None
             if action == "install":
@@ -156,7 +158,9 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
                 return f"{name}: installed ({d.summary()}{'; ' + pre + ': written' if pre else ''})", True
             d = await installer.verify(sw, plan.desired, plan.tables, plan.defaults)
             if action == "diff":
-                lines = [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                lines = (
+                    [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                )
                 lines += [f"  ! {pre}"] if pre else []
                 return "\n".join([f"{name}: {d.summary()}", *lines]), True  # a diff is a report, not a failure
             ok = not d and pre is None
@@ -194,7 +198,9 @@ def _batch_size(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     topo = argparse.ArgumentParser(add_help=False)
     topo.add_argument("topology", type=Path, help="topology file (docs/topology.md)")

@@ -177,7 +177,9 @@ def _num(v: Any) -> str:
 def _within(lo: float, hi: float) -> Any:
     def check(v: Any) -> Any:
         if not lo <= v <= hi:
-            raise PydanticCustomError("outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": _num(lo), "hi": _num(hi)})
+            raise PydanticCustomError(
+                "outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": _num(lo), "hi": _num(hi)}
+            )
         return v
     return check
 
@@ -277,7 +279,7 @@ def read_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
+        return yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader
     except ConfigError as exc:
         raise ConfigError(str(path), exc.reason) from None
     except yaml.YAMLError as exc:

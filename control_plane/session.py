@@ -51,10 +51,18 @@ class Session:
         self.close()
 
     # Blocking helpers over finsy.
-    def reconcile(self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str], batch_size: int = installer.DEFAULT_BATCH) -> installer.Diff:
+    def reconcile(
+        self,
+        desired: Sequence[fy.P4TableEntry],
+        tables: Sequence[str],
+        defaults: Sequence[str],
+        batch_size: int = installer.DEFAULT_BATCH,
+    ) -> installer.Diff:
         return self.run(installer.reconcile(self.switch, desired, tables, defaults, batch_size=batch_size))
 
-    def verify(self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]) -> installer.Diff:
+    def verify(
+        self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]
+    ) -> installer.Diff:
         return self.run(installer.verify(self.switch, desired, tables, defaults))
 
     def snapshot(self, tables: Sequence[str], defaults: Sequence[str]) -> list[fy.P4TableEntry]:

@@ -59,7 +59,7 @@ class TlsSettings:
 
     def credentials(self) -> fy.GRPCCredentialsTLS:
         """finsy channel credentials (read from the files now)."""
-        import finsy as fy  # noqa: PLC0415 (finsy only when a device is contacted)
+        import finsy as fy  # finsy only when a device is contacted
 
         return fy.GRPCCredentialsTLS(
             cacert=self.ca_cert,

@@ -194,4 +194,6 @@ class Fabric:
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         """Whether both directions of every cable of one path are up."""
-        return all(e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))])
+        return all(
+            e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))]
+        )

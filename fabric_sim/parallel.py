@@ -140,7 +140,7 @@ def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, fini
         prog.started(t.label, c)
         try:
             r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
-        except Exception as exc:  # noqa: BLE001 (one run's failure must not lose the others)
+        except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
         finish(i, r)

@@ -37,7 +37,7 @@ from fabric_sim.fields import ScenarioError
 from fabric_sim.pfc import PfcConfig
 from fabric_sim.pfc import resolve as resolve_pfc
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
-from fabric_sim.sweep import override  # noqa: F401 (re-exported)
+from fabric_sim.sweep import override
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
@@ -108,8 +108,12 @@ class Transport(Model):
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
                                                              "e.g. RoCE on one plane")
     links: Links | None = None
-    pfc: PfcConfig | None = Field(None, validate_default=True, description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
-                                                         "other kinds: off (docs/simulator.md, PFC)")
+    pfc: PfcConfig | None = Field(
+        None,
+        validate_default=True,
+        description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
+        "other kinds: off (docs/simulator.md, PFC)",
+    )
 
     cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
                                      description="mrc, single_path: the window (fabric_sim/cc_profile.py)")
@@ -272,7 +276,7 @@ def iter_variants(sc: Scenario):
         yield {}, sc
         return
     for combo in itertools.product(*(vals for _, vals in combos)):
-        values = dict(zip((k for k, _ in combos), combo))
+        values = dict(zip((k for k, _ in combos), combo, strict=True))
         doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
         try:
             yield values, parse(doc, sc.source, sc.meta["base"])

@@ -48,6 +48,9 @@ class Tally:
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:
     """Packets the fabric still holds: on a wire (the pending arrivals an
     egress scheduled) or, under PFC, still queued at a pausable egress."""
-    arriving = sum(1 for fn in sim.pending_calls()
-                   if isinstance(getattr(fn, "__self__", None), (Egress, PfcEgress)) and fn.__name__ in ("arrive", "_arrive"))
+    arriving = sum(
+        1
+        for fn in sim.pending_calls()
+        if isinstance(getattr(fn, "__self__", None), (Egress, PfcEgress)) and fn.__name__ in ("arrive", "_arrive")
+    )
     return arriving + sum(e.queued() for e in egresses if isinstance(e, PfcEgress))

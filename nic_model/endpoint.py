@@ -138,7 +138,15 @@ class Endpoint(LossRecovery, PathState):
         for i in range(n):
             off = i * self.mtu
             length = min(self.mtu, size - off)
-            op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 else OP_WRITE_MIDDLE
+            op = (
+                OP_WRITE_ONLY
+                if n == 1
+                else OP_WRITE_FIRST
+                if i == 0
+                else OP_WRITE_LAST
+                if i == n - 1
+                else OP_WRITE_MIDDLE
+            )
             payload = None if isinstance(data, int) else data[off:off + length]
             qp.pending.append(Segment(qp.next_psn, msg_id, off, size, op, length, payload))
             qp.next_psn = psn_add(qp.next_psn, 1)

@@ -88,7 +88,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif mine in fixtures:
             continue
         elif {"target", "nic_target"} & set(fixtures):
-            why = f"a {'NIC' if program == 'switch' else 'switch'} test: the remote device {remote.addr} runs the {program} program"
+            other = "NIC" if program == "switch" else "switch"
+            why = f"a {other} test: the remote device {remote.addr} runs the {program} program"
         else:
             why = f"starts its own BMv2 or kernel peers: not a test of the remote device {remote.addr}"
         item.add_marker(pytest.mark.skip(reason=why))

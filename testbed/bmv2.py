@@ -163,8 +163,8 @@ def start_with_tables(name: str, ports: list[int], program: str, desired: list, 
     (finsy entities) into the tables the plan owns, then `extra` inserts
     (clone sessions). Returns (switch, session); stops the switch if any
     step fails."""
-    from control_plane.session import Session  # noqa: PLC0415 (finsy only when BMv2 is used)
-    from control_plane.topology import Device  # noqa: PLC0415
+    from control_plane.session import Session  # finsy only when BMv2 is used
+    from control_plane.topology import Device
 
     dev = Bmv2Switch(name, ports, log=log)
     dev.start()

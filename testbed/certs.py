@@ -63,7 +63,9 @@ class Ca:
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         )
         if server_names:
-            builder = builder.add_extension(x509.SubjectAlternativeName([_san(n) for n in server_names]), critical=False)
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([_san(n) for n in server_names]), critical=False
+            )
         cert = builder.sign(self._key, hashes.SHA256())
         return Issued(_write_cert(out / f"{stem}.crt", cert), _write_key(out / f"{stem}.key", key))
 
@@ -83,9 +85,20 @@ def make_ca(out: Path, name: str = "mrc-test-ca") -> Ca:
         .not_valid_before(now - DAY)
         .not_valid_after(now + 365 * DAY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                     key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .sign(key, hashes.SHA256())
     )
     return Ca(name, _write_cert(out / f"{name}.crt", cert), _write_key(out / f"{name}.key", key), cert, key)

@@ -114,7 +114,8 @@ class RemoteTarget(P4RuntimeTarget):
             self.extra = list(extra)
             desired = [P.to_p4(e) for e in entries]
             session.reconcile(desired, tables, defaults)
-            session.write([(~copy(e) if old is not None else +copy(e)) for e, old in zip(extra, self.found_extra)])
+            pairs = zip(extra, self.found_extra, strict=True)
+            session.write([(~copy(e) if old is not None else +copy(e)) for e, old in pairs])
             super().__init__(session, {p: remote.ports[p][1] for p in ports}, ports, desired, tables, defaults)
         except BaseException:
             session.close()
@@ -127,7 +128,7 @@ class RemoteTarget(P4RuntimeTarget):
         """Leave the device as found: the tables back to the snapshot."""
         try:
             self.session.reconcile(self.found, self.tables, self.defaults)
-            undo = [~old if old is not None else -copy(e) for e, old in zip(self.extra, self.found_extra)]
+            undo = [~old if old is not None else -copy(e) for e, old in zip(self.extra, self.found_extra, strict=True)]
             if undo:
                 self.session.write(undo)
         finally:

@@ -244,7 +244,9 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         self.bmv2.runtime().register_reset("qp_rotation")
 
 
-def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:
+def burst(
+    dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16
+) -> list[tuple[int, bytes]]:
     """Send (port, frame) pairs in small paced chunks (no queue builds up),
     then gather every frame received until `quiet` seconds pass with none."""
     for i in range(0, len(frames), chunk):

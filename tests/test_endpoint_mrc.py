@@ -92,7 +92,7 @@ def test_dscp_classes_come_from_the_topology_not_constants():
 
 def _data_copy(p: Pair) -> bytes:
     """The first data packet A sent, as bytes."""
-    from mrc_wire import packet as W  # noqa: PLC0415
+    from mrc_wire import packet as W
 
     inf = p.a.qps[1].sendq[0]
     seg = inf.seg

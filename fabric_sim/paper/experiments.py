@@ -126,7 +126,7 @@ def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, 
 
 def fill(runs: Runs, todo: list[tuple[tuple, Task]], results: list[RunResult]) -> Runs:
     """Runs.results in the tasks' order, whatever order the runs finished in."""
-    for (k, _), r in zip(todo, results):
+    for (k, _), r in zip(todo, results, strict=True):
         runs.results[k] = r
     return runs
 

@@ -101,7 +101,13 @@ bind_layers(BTH, MRCNack, opcode=OP_NACK)
 bind_layers(BTH, MRCProbe, opcode=OP_PROBE)
 
 
-EXTENSIONS = {**{op: MRCData for op in DATA_OPCODES}, OP_ACK: MRCAck, OP_SACK: MRCAck, OP_NACK: MRCNack, OP_PROBE: MRCProbe}
+EXTENSIONS = {
+    **{op: MRCData for op in DATA_OPCODES},
+    OP_ACK: MRCAck,
+    OP_SACK: MRCAck,
+    OP_NACK: MRCNack,
+    OP_PROBE: MRCProbe,
+}
 
 
 class Mrc:

@@ -104,7 +104,7 @@ def on_models(bad: int) -> tuple[Run, EvProfile]:
         run.expect(raw)
         nic_in(A_NIC, N.HOST_PORT, ETH + raw)
 
-    sink = lambda qpn, writes: nics[A_NIC].install([N.SlotEv(s, e) for s, e in writes])  # noqa: E731
+    sink = lambda qpn, writes: nics[A_NIC].install([N.SlotEv(s, e) for s, e in writes])  # noqa: E731 (a one-line helper)
     eps.update(_endpoints(sim, send_a, lambda raw: nic_in(B_NIC, N.HOST_PORT, ETH + raw), sink, run, pa, pb))
     eps[A_NIC].send_message(A_QPN, DATA)
     sim.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())

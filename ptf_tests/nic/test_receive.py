@@ -129,7 +129,9 @@ def test_unknown_qp_from_host_dropped(nic_target):
 
 
 def test_non_mrc_from_host_dropped(nic_target):
-    frame = Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(src="fd00:0:0:1::", dst="fd00:0:0:1::1:1") / UDP(dport=53) / bytes(30)
+    frame = (
+        Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(src="fd00:0:0:1::", dst="fd00:0:0:1::1:1") / UDP(dport=53) / bytes(30)
+    )
     _dropped(nic_target, N.HOST_PORT, frame, "not_mrc")
 
 

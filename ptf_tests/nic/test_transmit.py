@@ -80,7 +80,7 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
     """ACK, SACK and NACK ride the QP's reverse EV that the host wrote in
     the inner headers; the EV they echo (in the extension) may be another
     plane's (docs/nic.md)."""
-    from ptf_tests.lib import headers as H  # noqa: PLC0415
+    from ptf_tests.lib import headers as H
 
     echoed, path = PROFILE.home[0], PROFILE.home[1]
     assert ev_plane(echoed) != ev_plane(path)

@@ -90,7 +90,9 @@ def undocumented_flags(help_text: str) -> list[str]:
     for i, line in enumerate(lines):
         if line.startswith("  -"):
             on_line = len(re.split(r"\s{2,}", line.strip())) > 1
-            below = i + 1 < len(lines) and lines[i + 1].startswith(" " * 8) and not lines[i + 1].lstrip().startswith("-")
+            below = (
+                i + 1 < len(lines) and lines[i + 1].startswith(" " * 8) and not lines[i + 1].lstrip().startswith("-")
+            )
             if not (on_line or below):
                 out.append(line.strip())
     return out
