@@ -131,7 +131,7 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         raise
     if failures:
         raise RunFailed(failures)
-    return results  # type: ignore[return-value]  (every slot is filled when nothing failed)
+    return results  # type: ignore[return-value]  # every slot is filled when nothing failed
 
 
 def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:

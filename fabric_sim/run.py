@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from control_plane import addressing as A
@@ -73,7 +73,7 @@ class RunResult:
 
 
 def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
-        hooks: list[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:  # type: ignore[assignment]
+        hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric

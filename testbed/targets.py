@@ -163,7 +163,7 @@ class SwitchCounters:
 
     def restore_tables(self) -> None:
         if self.tables_dirty:
-            self.session.reconcile(self.desired, self.tables, self.defaults)  # type: ignore[attr-defined]
+            self.session.reconcile(self.desired, self.tables, self.defaults)
             self.tables_dirty = False
 
 
@@ -223,7 +223,7 @@ class NicCounters:
 
     def delete_slots(self, qpn: int) -> None:
         """Take every slot_ev entry of QP `qpn` out (reset puts them back)."""
-        [qp] = [q for q in self.state.qps if q.qpn == qpn]  # type: ignore[attr-defined]
+        [qp] = [q for q in self.state.qps if q.qpn == qpn]
         self.session.write([-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)])
 
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
