@@ -31,7 +31,10 @@ $(VENV)/.installed-test: $(VENV)/.installed
 build: $(VENV)/.installed
 	$(call q,$(PY)) -m testbed.build
 
+# ruff and mypy first (configured in pyproject.toml), then the suite.
 test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
+	$(call q,$(PY)) -m ruff check .
+	$(call q,$(PY)) -m mypy
 	$(call q,$(PY)) -m pytest
 
 # The main job: the flagship scenario on the timed fabric of reference

@@ -18,10 +18,10 @@ from control_plane import addressing as A
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import topology
-from testbed import toolchain
-from testbed.bmv2 import Bmv2Switch
 from control_plane.session import Session
 from control_plane.topology import Device
+from testbed import toolchain
+from testbed.bmv2 import Bmv2Switch
 
 DEMO = topology.load(toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml")
 PACKETS = 20000
@@ -84,7 +84,9 @@ def _switch_setup(s: Session) -> None:
 
 
 def _l2_setup(s: Session) -> None:
-    s.write([+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))])
+    s.write(
+        [+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))]
+    )
 
 
 def run() -> list[str]:

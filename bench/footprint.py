@@ -39,8 +39,8 @@ else:
     tracemalloc.start()
     run(sc, sc.transports[0])
     peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"bytes": peak, "rss": status("VmHWM:") - rss0, "nics": sc.topology.nics, "switches": sc.topology.switches,
-                  "qps": sc.topology.nics * qpp}))
+print(json.dumps({"bytes": peak, "rss": status("VmHWM:") - rss0, "nics": sc.topology.nics,
+                  "switches": sc.topology.switches, "qps": sc.topology.nics * qpp}))
 """
 
 # (planes, T0 per plane, T1 per plane, hosts per T0, QPs per pair): each
@@ -66,19 +66,27 @@ def run() -> list[str]:
     base, nic, sw, cable, qp = np.linalg.lstsq(a, b, rcond=None)[0]
     chk = measure(CHECK)
     rss = measure(CHECK, "--rss")["rss"]  # without tracemalloc's own overhead
-    topo = scenario.parse({"name": "fp", "topology": dict(zip(("planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0"),
-                                                              CHECK)), "workload": {"pattern": "permutation",
-                                                                                    "message_bytes": 4096}}).topology
+    topo = scenario.parse(
+        {
+            "name": "fp",
+            "topology": dict(zip(("planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0"), CHECK, strict=False)),
+            "workload": {"pattern": "permutation", "message_bytes": 4096},
+        }
+    ).topology
     predicted = footprint.estimate(topo, chk["qps"])
-    return ["## Set-up memory per element (fabric_sim/footprint.py)", "",
-            f"least squares over {len(FIT)} shapes (peak Python heap of a set-up-only run): base {base / 2**20:.1f} MiB, "
-            f"per NIC {nic:,.0f} B, per switch {sw:,.0f} B, per cable {cable:,.0f} B, per QP {qp:,.0f} B",
-            f"- committed constants: per NIC {footprint.PER_NIC:,} B, per switch {footprint.PER_SWITCH:,} B, "
-            f"per cable {footprint.PER_CABLE:,} B, per QP {footprint.PER_QP:,} B",
-            f"- check at {CHECK} ({chk['nics']:,} NICs, {chk['switches']} switches, {chk['qps']:,} QPs): "
-            f"Python heap {chk['bytes'] / 2**20:.0f} MiB, peak RSS growth {rss / 2**20:.0f} MiB "
-            f"(RSS / heap {rss / chk['bytes']:.2f}; committed {footprint.RSS_PER_HEAP}); "
-            f"estimated {predicted / 2**20:.0f} MiB of RSS ({predicted / rss - 1:+.0%})", ""]
+    return [
+        "## Set-up memory per element (fabric_sim/footprint.py)",
+        "",
+        f"least squares over {len(FIT)} shapes (peak Python heap of a set-up-only run): base {base / 2**20:.1f} MiB, "
+        f"per NIC {nic:,.0f} B, per switch {sw:,.0f} B, per cable {cable:,.0f} B, per QP {qp:,.0f} B",
+        f"- committed constants: per NIC {footprint.PER_NIC:,} B, per switch {footprint.PER_SWITCH:,} B, "
+        f"per cable {footprint.PER_CABLE:,} B, per QP {footprint.PER_QP:,} B",
+        f"- check at {CHECK} ({chk['nics']:,} NICs, {chk['switches']} switches, {chk['qps']:,} QPs): "
+        f"Python heap {chk['bytes'] / 2**20:.0f} MiB, peak RSS growth {rss / 2**20:.0f} MiB "
+        f"(RSS / heap {rss / chk['bytes']:.2f}; committed {footprint.RSS_PER_HEAP}); "
+        f"estimated {predicted / 2**20:.0f} MiB of RSS ({predicted / rss - 1:+.0%})",
+        "",
+    ]
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ import time
 from collections import Counter
 
 from nic_model.nic_pipeline import NicModel
-from switch_model.pipeline import SwitchModel
 from ptf_tests.lib import cache_check, fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
+from switch_model.pipeline import SwitchModel
 
 COUNT = 100_000
 

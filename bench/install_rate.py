@@ -9,10 +9,10 @@ import time
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import topology
-from testbed import toolchain
-from testbed.bmv2 import Bmv2Switch
 from control_plane.session import Session
 from control_plane.topology import Device
+from testbed import toolchain
+from testbed.bmv2 import Bmv2Switch
 
 FULL = topology.parse({"planes": 8, "t0_per_plane": 512, "t1_per_plane": 256, "hosts_per_t0": 256})
 

@@ -20,8 +20,8 @@ import fnmatch
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -39,8 +39,23 @@ TARGETS = ["mrc_wire/", "switch_model/pipeline.py", "nic_model/nic_pipeline.py",
 # dual-target PTF tests of the switch and NIC on their models.
 TESTS = ["tests/", "ptf_tests/switch/", "ptf_tests/nic/"]
 SKIP_TESTS = ["tests/paper", "ptf_tests/switch/test_kernel_conformance.py", "ptf_tests/switch/test_p4runtime_shell.py"]
-COPIED = ["mrc_wire", "sim_core", "switch_model", "nic_model", "control_plane", "fabric_sim", "testbed", "bench", "tests",
-          "ptf_tests", "bmv2_configs", "p4src", "scenarios", "tofino_configs", "pyproject.toml"]
+COPIED = [
+    "mrc_wire",
+    "sim_core",
+    "switch_model",
+    "nic_model",
+    "control_plane",
+    "fabric_sim",
+    "testbed",
+    "bench",
+    "tests",
+    "ptf_tests",
+    "bmv2_configs",
+    "p4src",
+    "scenarios",
+    "tofino_configs",
+    "pyproject.toml",
+]
 # mutmut's exit codes per mutant
 KILLED, SURVIVED, NO_TESTS, TIMEOUT = (1, 3, -24), (0,), (33,), (36, -9)
 SECTION = "## Mutation testing"
@@ -111,7 +126,11 @@ def tally(res: dict[str, int | None]) -> dict[str, int]:
 
 
 def diff_of(name: str) -> str:
-    lines = [ln for ln in mutmut("show", name).splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))]
+    lines = [
+        ln
+        for ln in mutmut("show", name).splitlines()
+        if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))
+    ]
     return " / ".join(ln.strip() for ln in lines)[:200]
 
 
@@ -129,13 +148,19 @@ def section(res: dict[str, int | None], elapsed: float, tried_now: int) -> list[
     judged = c["killed"] + c["survived"] + c["timeout"]
     score = (c["killed"] + c["timeout"]) / judged if judged else float("nan")
     why = notes()
-    lines = [SECTION, "",
-             f"mutmut over {', '.join(TARGETS)}; tests: {', '.join(TESTS)} (less {', '.join(SKIP_TESTS)}).",
-             f"- mutants: {len(res):,}; tried: {len(res) - c['not tried']:,} ({c['not tried']:,} left for later runs)",
-             f"- killed {c['killed']}, timed out {c['timeout']} (counted as killed), survived {c['survived']}, "
-             f"no test reaches {c['no tests']}, other {c['other']}",
-             f"- **score {score:.1%}** of the mutants tried (killed / (killed + survived))" if judged else "- score: none tried",
-             f"- this run: {tried_now} mutants in {elapsed:.0f} s wall ({elapsed / max(tried_now, 1):.1f} s each)", ""]
+    lines = [
+        SECTION,
+        "",
+        f"mutmut over {', '.join(TARGETS)}; tests: {', '.join(TESTS)} (less {', '.join(SKIP_TESTS)}).",
+        f"- mutants: {len(res):,}; tried: {len(res) - c['not tried']:,} ({c['not tried']:,} left for later runs)",
+        f"- killed {c['killed']}, timed out {c['timeout']} (counted as killed), survived {c['survived']}, "
+        f"no test reaches {c['no tests']}, other {c['other']}",
+        f"- **score {score:.1%}** of the mutants tried (killed / (killed + survived))"
+        if judged
+        else "- score: none tried",
+        f"- this run: {tried_now} mutants in {elapsed:.0f} s wall ({elapsed / max(tried_now, 1):.1f} s each)",
+        "",
+    ]
     survivors = sorted(k for k, v in res.items() if v in SURVIVED)
     if survivors:
         lines += ["| surviving mutant | change | equivalent because / killed now by |", "|---|---|---|"]
@@ -154,7 +179,9 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     sync()
     t0 = time.monotonic()
     generate()
-    todo = [k for k, v in sorted(results().items()) if v is None and (not only or any(fnmatch.fnmatch(k, g) for g in only))]
+    todo = [
+        k for k, v in sorted(results().items()) if v is None and (not only or any(fnmatch.fnmatch(k, g) for g in only))
+    ]
     # A spread over every target file, not the first file's mutants only.
     batch = todo[::max(1, len(todo) // max(1, max_mutants))][:max_mutants]
     if survivors:

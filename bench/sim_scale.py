@@ -70,8 +70,10 @@ def _child(nics: int, timeout: float) -> dict | None:
 def scale_table() -> list[str]:
     limit = int(os.environ.get("BENCH_MAX_NICS", "8192"))
     timeout = float(os.environ.get("BENCH_SIZE_TIMEOUT_S", "900"))
-    lines = ["| NICs | switches | wall s | CPU s | peak RSS GiB | packet-hops | hops per CPU-s | µs per hop | delivered |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| NICs | switches | wall s | CPU s | peak RSS GiB | packet-hops | hops per CPU-s | µs per hop | delivered |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     figures = {}
     for nics in (n for n in SIZES if n <= limit):
         print(f"  scale: {nics} NICs ...", flush=True)
@@ -109,7 +111,7 @@ def _profile() -> list[str]:
     rows = sorted(st.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
     out = [f"Profile of the flagship's MRC run ({r.packet_hops:,} packet-hops; own time, cProfile):", "",
            "| function | share of time | calls |", "|---|---|---|"]
-    for (path, line, fn), v in rows:
+    for (path, _line, fn), v in rows:
         where = Path(path).name if path != "~" else "builtin"
         out.append(f"| `{where}:{fn}` | {100 * v[2] / total:.1f}% | {v[1]:,} |")
     return out

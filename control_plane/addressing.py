@@ -29,7 +29,9 @@ def carrier(topo: Topology, sids: list[int]) -> ipaddress.IPv6Address:
     return ipaddress.IPv6Address(carrier_int(block_int(topo), sids))
 
 
-def path_carrier(topo: Topology, plane: int, src_row: int, dst_row: int, downlink: int, spine: int) -> ipaddress.IPv6Address:
+def path_carrier(
+    topo: Topology, plane: int, src_row: int, dst_row: int, downlink: int, spine: int
+) -> ipaddress.IPv6Address:
     """The carrier of DESIGN.md section 3 for one path."""
     return carrier(topo, path_sids(plane, src_row, dst_row, downlink, spine))
 

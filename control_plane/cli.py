@@ -25,19 +25,18 @@ import os
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import argparse
-import logging
+import asyncio
 import dataclasses
 import json
-import asyncio
+import logging
 import sys
 from collections import Counter
 from pathlib import Path
 
-from control_plane import installer, nic_plan, tls, topology
-from control_plane import pipelines
-from control_plane.config import ConfigError
+from control_plane import installer, nic_plan, pipelines, tls, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.config import ConfigError
 from mrc_wire.constants import MAX_PORTS
 
 
@@ -146,7 +145,9 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
         device = topo.devices[name]
         plan = _Plan(topo, name)
         p4info, blob = pipelines.artifacts(plan.program)
-        async with installer.connect(device, p4info, blob if action == "install" else None, election_id=election_id) as sw:
+        async with installer.connect(
+            device, p4info, blob if action == "install" else None, election_id=election_id
+        ) as sw:
             pre_diff = await _pre_diff(sw, plan.pre)
             pre = pre_diff[1] if pre_diff else None
             if action == "install":
@@ -157,7 +158,9 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
                 return f"{name}: installed ({d.summary()}{'; ' + pre + ': written' if pre else ''})", True
             d = await installer.verify(sw, plan.desired, plan.tables, plan.defaults)
             if action == "diff":
-                lines = [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                lines = (
+                    [f"  + {e}" for e in d.inserts] + [f"  ~ {e}" for e in d.modifies] + [f"  - {e}" for e in d.deletes]
+                )
                 lines += [f"  ! {pre}"] if pre else []
                 return "\n".join([f"{name}: {d.summary()}", *lines]), True  # a diff is a report, not a failure
             ok = not d and pre is None
@@ -195,7 +198,9 @@ def _batch_size(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="mrcctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     topo = argparse.ArgumentParser(add_help=False)
     topo.add_argument("topology", type=Path, help="topology file (docs/topology.md)")

@@ -13,8 +13,9 @@ flattens both kinds into (path, reason) pairs.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Iterable, get_args
+from typing import Annotated, Any, get_args
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
@@ -44,7 +45,7 @@ class ConfigError(ValueError):
         super().__init__(self._text())
 
     @classmethod
-    def of(cls, errors: Iterable[tuple[str, str]]) -> "ConfigError":
+    def of(cls, errors: Iterable[tuple[str, str]]) -> ConfigError:
         errors = list(errors)
         exc = cls(*errors[0])
         exc.errors = errors
@@ -66,7 +67,7 @@ class ConfigError(ValueError):
     def _text(self) -> str:
         return "\n".join(self.lines())
 
-    def prefixed(self, prefix: str) -> "ConfigError":
+    def prefixed(self, prefix: str) -> ConfigError:
         """The same errors under field path `prefix` (e.g. "topology")."""
         return ConfigError.of((join(prefix, p), r) for p, r in self.errors)
 
@@ -176,7 +177,9 @@ def _num(v: Any) -> str:
 def _within(lo: float, hi: float) -> Any:
     def check(v: Any) -> Any:
         if not lo <= v <= hi:
-            raise PydanticCustomError("outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": _num(lo), "hi": _num(hi)})
+            raise PydanticCustomError(
+                "outside", "{v} is outside {lo}..{hi}", {"v": _num(v), "lo": _num(lo), "hi": _num(hi)}
+            )
         return v
     return check
 
@@ -276,7 +279,7 @@ def read_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
+        return yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader
     except ConfigError as exc:
         raise ConfigError(str(path), exc.reason) from None
     except yaml.YAMLError as exc:

@@ -4,7 +4,7 @@ it decided into the NIC's slot table, one batched Write per change."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P

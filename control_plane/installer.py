@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable, Sequence
 
 import finsy as fy
 from finsy.grpcutil import GRPCStatusCode
@@ -86,8 +86,9 @@ async def connect(
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr} (no answer in {timeout:g} s)") from None
     except fy.P4ClientError as exc:
         # gRPC's words for a TLS failure are terse: say which side refused what.
-        cause = await asyncio.to_thread(tls_errors.explain, device.grpc_addr, device.tls, exc.message,
-                                        min(timeout, tls_errors.PROBE_TIMEOUT))
+        cause = await asyncio.to_thread(
+            tls_errors.explain, device.grpc_addr, device.tls, exc.message, min(timeout, tls_errors.PROBE_TIMEOUT)
+        )
         if cause:
             raise DeviceError(device.name, cause) from None
         cause = not_p4runtime(device, exc.code.name, exc.message)
@@ -95,7 +96,9 @@ async def connect(
             raise DeviceError(device.name, cause) from None
         if exc.code == GRPCStatusCode.UNAVAILABLE:
             raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc.message}") from None
-        raise DeviceError(device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}") from None
+        raise DeviceError(
+            device.name, f"P4Runtime error at {device.grpc_addr}: {exc.code.name} {exc.message}"
+        ) from None
     except Exception as exc:  # grpc/OS errors while connecting
         raise DeviceError(device.name, f"unreachable at {device.grpc_addr}: {exc}") from None
     try:
@@ -259,7 +262,9 @@ async def reconcile(
     return d
 
 
-async def verify(sw: fy.Switch, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]) -> Diff:
+async def verify(
+    sw: fy.Switch, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]
+) -> Diff:
     """Read back and diff: an empty Diff means the device holds `desired`."""
     actual = await read_entries(sw, tables, defaults)
     return diff(desired, actual, sw.p4info)

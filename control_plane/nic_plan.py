@@ -10,9 +10,16 @@ from dataclasses import dataclass, field
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-from mrc_wire.constants import HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port  # noqa: F401
-from mrc_wire.entries import (  # noqa: F401 (re-exported for the planner's users)
-    DestRow, EvStats, NicConfig, NoticeSession, PlanePort, QpEv, QpPeer, SlotEv,
+from mrc_wire.constants import HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port
+from mrc_wire.entries import (
+    DestRow,
+    EvStats,
+    NicConfig,
+    NoticeSession,
+    PlanePort,
+    QpEv,
+    QpPeer,
+    SlotEv,
 )
 
 
@@ -53,7 +60,9 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         raise ValueError(f"NIC {nic} is not in topology {topo.name!r} ({topo.nics} NICs)")
     row, k = divmod(nic, topo.hosts_per_t0)
     d = topo.dscp
-    cfg = NicConfig(A.block_int(topo), row, int(A.nic_address(topo, nic)), d["control"], d["trimmed"], d["trimmed_lasthop"])
+    cfg = NicConfig(
+        A.block_int(topo), row, int(A.nic_address(topo, nic)), d["control"], d["trimmed"], d["trimmed_lasthop"]
+    )
     st = NicState(A.nic_name(nic), cfg)
     st.rows = [DestRow(r, r == row) for r in range(topo.t0_per_plane)]
     for p in range(topo.planes):
@@ -61,7 +70,9 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         st.planes.append(PlanePort(p, plane_port(p), nic_locator(topo, p, nic), A.nic_mac(p, nic),
                                    A.switch_mac(t0, topo.t0_downlink_port(k))))
     if len(qps) > NIC_MAX_QPS:
-        raise ValueError(f"{st.name}: {len(qps)} QPs do not fit the NIC's {NIC_MAX_QPS} (qp_rotation register, qp_ev table)")
+        raise ValueError(
+            f"{st.name}: {len(qps)} QPs do not fit the NIC's {NIC_MAX_QPS} (qp_rotation register, qp_ev table)"
+        )
     slots = sum(len(qp.evs) for qp in qps)
     if slots > NIC_MAX_SLOTS:
         raise ValueError(f"{st.name}: {slots} slots do not fit the NIC's slot_ev table ({NIC_MAX_SLOTS})")

@@ -3,7 +3,7 @@ the checks that a P4Info has what the plan needs."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import finsy as fy
 
@@ -30,7 +30,9 @@ def to_p4(entry: object) -> fy.P4TableEntry:
         case E.MyUsid(locator):
             return fy.P4TableEntry("my_usid", match=fy.Match(locator=locator), action=fy.Action("usid_end"))
         case E.UsidRoute(locator, port):
-            return fy.P4TableEntry("usid_route", match=fy.Match(locator=locator), action=fy.Action("set_port", port=port))
+            return fy.P4TableEntry(
+                "usid_route", match=fy.Match(locator=locator), action=fy.Action("set_port", port=port)
+            )
         case E.PortNeighbour(port, src, dst, host):
             return fy.P4TableEntry(
                 "port_neighbour",
@@ -60,13 +62,17 @@ def to_p4(entry: object) -> fy.P4TableEntry:
                                  dscp_control=dc, dscp_trimmed=dt, dscp_trimmed_lasthop=dtl),
             )
         case E.DestRow(row, same):
-            return fy.P4TableEntry("dest_row", match=fy.Match(row=row), action=fy.Action("set_row", same_row=int(same), row=row))
+            return fy.P4TableEntry(
+                "dest_row", match=fy.Match(row=row), action=fy.Action("set_row", same_row=int(same), row=row)
+            )
         case E.PlanePort(plane, port, src, smac, dmac):
             return fy.P4TableEntry("plane_port", match=fy.Match(plane=plane),
                                    action=fy.Action("set_plane", port=port, src_hi=src >> 64, src_lo=src & LO64,
                                                     src_mac=smac, dst_mac=dmac))
         case E.QpEv(qpn, index, base, mask):
-            return fy.P4TableEntry("qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask))
+            return fy.P4TableEntry(
+                "qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask)
+            )
         case E.SlotEv(slot, ev):
             return fy.P4TableEntry("slot_ev", match=fy.Match(slot=slot), action=fy.Action("set_ev", ev=ev))
         case E.EvStats(ev):

@@ -11,13 +11,13 @@ path passes when it reaches the destination NIC's port on that plane in 1
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from control_plane import addressing as A
-from mrc_wire.usid import shift
 from control_plane import switch_plan as S
 from control_plane.topology import Topology
+from mrc_wire.usid import shift
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Coroutine, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import finsy as fy
 
@@ -43,17 +44,25 @@ class Session:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     # Blocking helpers over finsy.
-    def reconcile(self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str], batch_size: int = installer.DEFAULT_BATCH) -> installer.Diff:
+    def reconcile(
+        self,
+        desired: Sequence[fy.P4TableEntry],
+        tables: Sequence[str],
+        defaults: Sequence[str],
+        batch_size: int = installer.DEFAULT_BATCH,
+    ) -> installer.Diff:
         return self.run(installer.reconcile(self.switch, desired, tables, defaults, batch_size=batch_size))
 
-    def verify(self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]) -> installer.Diff:
+    def verify(
+        self, desired: Sequence[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]
+    ) -> installer.Diff:
         return self.run(installer.verify(self.switch, desired, tables, defaults))
 
     def snapshot(self, tables: Sequence[str], defaults: Sequence[str]) -> list[fy.P4TableEntry]:

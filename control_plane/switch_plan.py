@@ -1,7 +1,7 @@
 """A switch's desired state (DESIGN.md section 4) as plain data.
 
-Entries are the plain dataclasses of mrc_wire.entries. Route lists are shared by all switches of a plane and tier; `to_p4` in p4_entities turns them into
-P4Runtime entities. Tables are O(ports): nothing here grows with NICs.
+Entries are the plain dataclasses of mrc_wire.entries. Route lists are shared by all switches of a plane and tier;
+`to_p4` in p4_entities turns them into P4Runtime entities. Tables are O(ports): nothing here grows with NICs.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE  # noqa: F401 (re-exported)
-from mrc_wire.entries import CongestionConfig, DscpClass, MyUsid, PortNeighbour, UsidRoute  # noqa: F401 (re-exported)
+from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE
+from mrc_wire.entries import CongestionConfig, DscpClass, MyUsid, PortNeighbour, UsidRoute
 
 
 @dataclass
@@ -43,7 +43,9 @@ class Planner:
             DscpClass(d["trimmed"], CLASS_PRIORITY),
             DscpClass(d["trimmed_lasthop"], CLASS_PRIORITY),
         ]
-        self.congestion = CongestionConfig(c.ecn_threshold, c.trim_threshold, c.trim_bytes, d["trimmed"], d["trimmed_lasthop"])
+        self.congestion = CongestionConfig(
+            c.ecn_threshold, c.trim_threshold, c.trim_bytes, d["trimmed"], d["trimmed_lasthop"]
+        )
         self._t0_routes: dict[int, list[UsidRoute]] = {}
         self._t1_routes: dict[int, list[UsidRoute]] = {}
 
@@ -56,9 +58,11 @@ class Planner:
         if plane not in self._t0_routes:
             t = self.topo
             self._t0_routes[plane] = [
-                UsidRoute(A.locator48(t, A.usid(A.TIER_T1, plane, j)), t.t0_uplink_port(j)) for j in range(t.t1_per_plane)
+                UsidRoute(A.locator48(t, A.usid(A.TIER_T1, plane, j)), t.t0_uplink_port(j))
+                for j in range(t.t1_per_plane)
             ] + [
-                UsidRoute(A.locator48(t, A.usid(A.TIER_DL, plane, k)), t.t0_downlink_port(k)) for k in range(t.hosts_per_t0)
+                UsidRoute(A.locator48(t, A.usid(A.TIER_DL, plane, k)), t.t0_downlink_port(k))
+                for k in range(t.hosts_per_t0)
             ]
         return self._t0_routes[plane]
 
@@ -66,7 +70,8 @@ class Planner:
         if plane not in self._t1_routes:
             t = self.topo
             self._t1_routes[plane] = [
-                UsidRoute(A.locator48(t, A.usid(A.TIER_T0, plane, r)), t.t1_downlink_port(r)) for r in range(t.t0_per_plane)
+                UsidRoute(A.locator48(t, A.usid(A.TIER_T0, plane, r)), t.t1_downlink_port(r))
+                for r in range(t.t0_per_plane)
             ]
         return self._t1_routes[plane]
 
@@ -81,7 +86,9 @@ class Planner:
         state.neighbours = [
             PortNeighbour(up + j, mine + up + j, t1_base + (j << 16), False) for j in range(t.t1_per_plane)
         ] + [
-            PortNeighbour(t.t0_downlink_port(k), mine + t.t0_downlink_port(k), A.nic_mac(plane, row * t.hosts_per_t0 + k), True)
+            PortNeighbour(
+                t.t0_downlink_port(k), mine + t.t0_downlink_port(k), A.nic_mac(plane, row * t.hosts_per_t0 + k), True
+            )
             for k in range(t.hosts_per_t0)
         ]
         return state

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -56,9 +57,9 @@ class TlsSettings:
     key: Path | None = None
     server_name: str | None = None
 
-    def credentials(self) -> "fy.GRPCCredentialsTLS":
+    def credentials(self) -> fy.GRPCCredentialsTLS:
         """finsy channel credentials (read from the files now)."""
-        import finsy as fy  # noqa: PLC0415 (finsy only when a device is contacted)
+        import finsy as fy  # finsy only when a device is contacted
 
         return fy.GRPCCredentialsTLS(
             cacert=self.ca_cert,

@@ -101,7 +101,7 @@ def client_cert_problem(s: TlsSettings, now: dt.datetime | None = None) -> str:
     """What is wrong with the controller's certificate, judged from its files."""
     if s.cert is None:
         return "none was given (tls.cert and tls.key are not set) and the device requires one"
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     leaf = read_certificates(s.cert)[0]
     when = "%Y-%m-%d %H:%M:%S UTC"
     if leaf.not_valid_after_utc < now:

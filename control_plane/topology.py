@@ -7,16 +7,24 @@ anything touches a device. The format is documented in docs/topology.md.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
-from pydantic import StrictInt, BeforeValidator, Field, PlainValidator, ValidationInfo, create_model, model_validator
+from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
 
 from control_plane import tls as tls_settings
 from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
-from mrc_wire.constants import (CONGESTION_DEFAULTS, DSCP_DEFAULTS, ECN_THRESHOLD, MAX_PORTS, MIN_TRIM_BYTES,
-                                UNROUTABLE_PREFIXES, plane_port)
+from mrc_wire.constants import (
+    CONGESTION_DEFAULTS,
+    DSCP_DEFAULTS,
+    ECN_THRESHOLD,
+    MAX_PORTS,
+    MIN_TRIM_BYTES,
+    UNROUTABLE_PREFIXES,
+    plane_port,
+)
 from mrc_wire.ids import DeviceId
 
 MAX_PLANES = 8  # plane is 3 bits of a uSID
@@ -203,7 +211,7 @@ class Topology(Model):
     devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}
 
     @model_validator(mode="after")
-    def _fits(self) -> "Topology":
+    def _fits(self) -> Topology:
         errors = []
         if self.hosts_per_t0 + self.t1_per_plane > MAX_PORTS:
             errors.append(("hosts_per_t0", f"a T0 needs {self.hosts_per_t0} + {self.t1_per_plane} ports, "

@@ -45,7 +45,7 @@ def workload(w: Any, topo: T.Topology, flow_cls: type) -> Any:
 
 
 def _flows(w: Any, topo: T.Topology, flow_cls: type) -> tuple[Any, ...]:
-    from fabric_sim.scenario import FlowEntry  # noqa: PLC0415 (the format lives with the scenario)
+    from fabric_sim.scenario import FlowEntry  # the format lives with the scenario
 
     if not w.flows:
         raise ConfigError("", "pattern flows needs a non-empty list of {src, dst}")

@@ -24,7 +24,9 @@ DEFAULT = SCENARIOS / "flagship.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT, help="scenario file (default: %(default)s)")
     ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>)")
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
@@ -96,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130  # what finished is cached (run_all said so)
     results = [finished[j] for j in sorted(finished)]
     if sc.meta.get("sweep") and results:
-        by_variant = sweep_out.group(variants, list(zip(tasks, results)))
+        by_variant = sweep_out.group(variants, list(zip(tasks, results, strict=True)))
         print("\n" + sweep_out.table(by_variant))
         summary = sweep_out.write(by_variant, out, figures=not args.no_plots)
         print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), {summary.name}")
         return 0
     if args.bmv2:
-        from fabric_sim import on_bmv2  # noqa: PLC0415 (needs the BMv2 harness)
+        from fabric_sim import on_bmv2  # needs the BMv2 harness
 
         logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
 
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bmv2_refusal(sc: scenario.Scenario) -> str | None:
-    from fabric_sim import on_bmv2  # noqa: PLC0415 (needs the BMv2 harness)
+    from fabric_sim import on_bmv2  # needs the BMv2 harness
 
     reason = on_bmv2.unsupported(sc)
     return f"--bmv2: {reason}" if reason else None

@@ -3,7 +3,7 @@ shared by the timed fabric and the BMv2 fabric, so both count the same."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from fabric_sim.ledger import Ledger
 from fabric_sim.transports.qps import QpLink

@@ -8,7 +8,8 @@ NIC model its packet, and takes back what the NIC model parsed."""
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
@@ -22,7 +23,6 @@ from mrc_wire.ids import DeviceId
 from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel
-
 
 LinkConfig = Links  # the scenario's `links:` (fabric_sim/scenario.py), one class
 
@@ -194,4 +194,6 @@ class Fabric:
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         """Whether both directions of every cable of one path are up."""
-        return all(e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))])
+        return all(
+            e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))]
+        )

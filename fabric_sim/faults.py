@@ -4,7 +4,7 @@ happens past a NIC port only the transport can find out."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from fabric_sim.fabric import Fabric
 from fabric_sim.scenario import Event

@@ -19,7 +19,8 @@ queue's depth through `LiveDepth`; a link only queues, carries and drops.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sim_core.sim import Sim
 

@@ -4,8 +4,8 @@ collectives (collectives.py), which workload.py builds, can make them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass(slots=True)
@@ -18,7 +18,7 @@ class Message:
     step: int = 0  # ring: the algorithm's step (0 .. 2(N-1)-1)
     # Collectives (collectives.py): called on delivery, returns the messages
     # that may now be posted (the ring's next slices, a stream's next chunk).
-    after: "Callable[[Message], list[Message]] | None" = None
+    after: Callable[[Message], list[Message]] | None = None
     chunk: int = -1  # ring: which of the N data chunks it carries; p2p: its chunk index in the stream
     slice: int = 0  # ring: the slice of that chunk (NCCL's slices per chunk)
     loop: int = 0  # ring: NCCL's loop over the data, N chunks per loop

@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from control_plane import addressing as A
-from control_plane.counters import read_drops
 from control_plane import nic_plan
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.counters import read_drops
 from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
 from control_plane.topology import Topology
 from fabric_sim import cc_profile, workload
-from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import base_rtt
 from fabric_sim.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport
+from fabric_sim.transports import qps as transport
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from nic_model.endpoint import Endpoint
@@ -172,11 +172,21 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         drv = Driver(msgs, links, lambda n: eps[n], lambda: clock.now / SCALE)
         for n, nic in fab.nics.items():
             # Timers for BMv2's millisecond RTTs.
-            nic.endpoint = eps[n] = Endpoint(clock, A.nic_address(topo, n).packed, lambda raw, s=host[n]: s.send(ETH + raw),
-                                             mtu=sc.endpoint.mtu, rto=300_000, probe_interval=50_000,
-                                             reorder_window=50_000, dscp=topo.dscp, keep_payload=False,
-                                             seed=sc.seed + n, on_message=drv.delivered, on_place=drv.ledger.place,
-                                             slot_sink=nic.slots)
+            nic.endpoint = eps[n] = Endpoint(
+                clock,
+                A.nic_address(topo, n).packed,
+                lambda raw, s=host[n]: s.send(ETH + raw),
+                mtu=sc.endpoint.mtu,
+                rto=300_000,
+                probe_interval=50_000,
+                reorder_window=50_000,
+                dscp=topo.dscp,
+                keep_payload=False,
+                seed=sc.seed + n,
+                on_message=drv.delivered,
+                on_place=drv.ledger.place,
+                slot_sink=nic.slots,
+            )
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
         # AIMD whatever the profile: NSCC's delay rules would read BMv2's
@@ -185,9 +195,17 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         flows = Counter(a for a, _ in links)
         for (a, b), qps in links.items():
             for q in qps:
-                for src, dst, mine, peer, prof in ((a, b, q.qpn_a, q.qpn_b, q.prof_a), (b, a, q.qpn_b, q.qpn_a, q.prof_b)):
-                    cc = cc_profile.build(cc_profile.CcProfile(profile=cc_profile.AIMD), sc.links.nic_gbps * topo.planes,
-                                        sc.endpoint.mtu, rtt, flows[a] * qpp)
+                for src, dst, mine, peer, prof in (
+                    (a, b, q.qpn_a, q.qpn_b, q.prof_a),
+                    (b, a, q.qpn_b, q.qpn_a, q.prof_b),
+                ):
+                    cc = cc_profile.build(
+                        cc_profile.CcProfile(profile=cc_profile.AIMD),
+                        sc.links.nic_gbps * topo.planes,
+                        sc.endpoint.mtu,
+                        rtt,
+                        flows[a] * qpp,
+                    )
                     eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
         reconv = transport.Reconverger(fab, links, t.reconvergence_us * SCALE) if t.kind == "single_path" else None
         on_fault = reconv.fault if reconv else (lambda: None)

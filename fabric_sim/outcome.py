@@ -34,7 +34,9 @@ def _why(fab: Fabric, qps: list[QpLink], m: Message, end_us: float) -> str:
         for nic, qpn in ((a, q.qpn_a), (b, q.qpn_b)):
             err = fab.nics[nic].endpoint.qps[qpn].error
             if err is not None:
-                return f"nic-{nic} QP {qpn} ({'sender' if nic == a else 'receiver'} of nic-{a} -> nic-{b}) in error: {err}"
+                return (
+                    f"nic-{nic} QP {qpn} ({'sender' if nic == a else 'receiver'} of nic-{a} -> nic-{b}) in error: {err}"
+                )
     topo = fab.topo
     if not any(fab.path_alive(a, b, p, s) for p in range(topo.planes) for s in range(topo.t1_per_plane)):
         return f"nic-{b} unreachable from nic-{a}: every path between them crosses a cable that is down"

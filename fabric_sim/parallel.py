@@ -17,9 +17,10 @@ import socket
 import sys
 import traceback
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fabric_sim import run_cache, workload
 from fabric_sim.progress import Progress
@@ -130,7 +131,7 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         raise
     if failures:
         raise RunFailed(failures)
-    return results  # type: ignore[return-value]  (every slot is filled when nothing failed)
+    return results  # type: ignore[return-value]  # every slot is filled when nothing failed
 
 
 def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:
@@ -139,7 +140,7 @@ def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, fini
         prog.started(t.label, c)
         try:
             r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
-        except Exception as exc:  # noqa: BLE001 (one run's failure must not lose the others)
+        except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
         finish(i, r)

@@ -30,12 +30,14 @@ without PFC): the high-priority queue is neither paused nor accounted.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from control_plane.config import Model, Num
 from mrc_wire.constants import plane_port
+from sim_core.sim import Sim
 
 FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
 
@@ -87,7 +89,7 @@ class Ingress:
 
     __slots__ = ("name", "sim", "xoff", "xon", "limit", "held", "peak", "upstream", "paused", "overflows")
 
-    def __init__(self, name: str, sim: Any, xoff: int, xon: int, headroom: int, upstream: "PfcEgress"):
+    def __init__(self, name: str, sim: Sim, xoff: int, xon: int, headroom: int, upstream: PfcEgress):
         self.name, self.sim, self.upstream = name, sim, upstream
         self.xoff, self.xon, self.limit = xoff, xon, xoff + headroom
         self.held = self.peak = self.overflows = 0
@@ -130,7 +132,7 @@ class PfcEgress:
     same constructor and attributes; `depth()` counts the data packets
     held, the one on the wire included."""
 
-    def __init__(self, sim: Any, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
                  plane: int = 0, kind: str = ""):
         self.name, self.sim, self.prop, self.rng = name, sim, prop_us, rng

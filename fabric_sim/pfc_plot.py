@@ -8,9 +8,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from fabric_sim.run import RunResult  # noqa: E402
+from fabric_sim.run import RunResult
 
 TOP = 24  # link directions shown per run, the most paused first
 
@@ -20,7 +20,7 @@ def paused(results: list[RunResult], path: Path) -> None:
     if not runs:
         return
     fig, axes = plt.subplots(1, len(runs), figsize=(5.2 * len(runs), 0.9 + 0.22 * TOP), squeeze=False)
-    for ax, r in zip(axes[0], runs):
+    for ax, r in zip(axes[0], runs, strict=True):
         links = list(r.pfc["links"].items())[:TOP][::-1]
         ax.barh(range(len(links)), [v["paused_us"] for _, v in links], color="tab:red")
         ax.set_yticks(range(len(links)), [f"{k} ({v['pause_frames']})" for k, v in links], fontsize=7)

@@ -7,11 +7,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from fabric_sim.pfc_plot import paused  # noqa: E402
-from fabric_sim.report import fcts, ideal_fct  # noqa: E402
-from fabric_sim.run import RunResult  # noqa: E402
+from fabric_sim.pfc_plot import paused
+from fabric_sim.report import fcts, ideal_fct
+from fabric_sim.run import RunResult
 
 COLORS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
 
@@ -74,7 +74,7 @@ def goodput(results: list[RunResult], path: Path) -> None:
 
 def planes(results: list[RunResult], path: Path) -> None:
     fig, axes = plt.subplots(len(results), 1, figsize=(7, 2.6 * len(results)), sharex=True, squeeze=False)
-    for ax, r in zip(axes[:, 0], results):
+    for ax, r in zip(axes[:, 0], results, strict=True):
         n = _active(r)
         for p, series in sorted(r.timeline.planes.items()):
             ax.plot(r.timeline.t[:n], series[:n], lw=1, label=f"plane {p}")
@@ -92,7 +92,7 @@ def planes(results: list[RunResult], path: Path) -> None:
 
 def spines(results: list[RunResult], path: Path) -> None:
     fig, axes = plt.subplots(len(results), 1, figsize=(7, 2.8 * len(results)), squeeze=False)
-    for ax, r in zip(axes[:, 0], results):
+    for ax, r in zip(axes[:, 0], results, strict=True):
         names = sorted(r.timeline.spines, key=lambda s: tuple(int(x[1:]) for x in s.split("-")[1:]))
         n = _active(r)
         if not names:
@@ -119,7 +119,7 @@ def ev_states(results: list[RunResult], path: Path) -> None:
     if not runs:
         return
     fig, axes = plt.subplots(len(runs), 1, figsize=(7, 2.6 * len(runs)), sharex=True, squeeze=False)
-    for ax, r in zip(axes[:, 0], runs):
+    for ax, r in zip(axes[:, 0], runs, strict=True):
         n = _active(r)
         for st, series in r.timeline.ev_states.items():
             if any(series[:n]) and st != "GOOD":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from mrc_wire.constants import IPV6_LEN, UDP_LEN
 

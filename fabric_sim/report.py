@@ -61,7 +61,7 @@ def phases(r: RunResult) -> dict[str, float]:
     if not tl.t:
         return {}
     busy_until = busy(r)
-    bins = list(zip(tl.t, tl.goodput))
+    bins = list(zip(tl.t, tl.goodput, strict=True))
     width = tl.t[0]
     out = {"steady_gbps": _mean([g for t, g in bins if t <= busy_until and t - width >= 5 * r.base_rtt])}
     if evs:
@@ -88,8 +88,7 @@ def summary(r: RunResult) -> dict[str, Any]:
         "kind": r.transport.kind,
         "messages": len(r.messages),
         "delivered": len(done),
-        "fct_us": {"p50": pct(f, 0.5), "p99": pct(f, 0.99), "max": max(f, default=float("nan")),
-                   "mean": _mean(f)},
+        "fct_us": {"p50": pct(f, 0.5), "p99": pct(f, 0.99), "max": max(f, default=float("nan")), "mean": _mean(f)},
         "ideal_fct_us": {str(s): ideal_fct(r, s) for s in sizes},
         "base_rtt_us": r.base_rtt,
         "nic_gbps": r.nic_gbps,
@@ -99,15 +98,22 @@ def summary(r: RunResult) -> dict[str, Any]:
         "retransmissions": r.retx,
         "drops": dict(sorted(r.drops.items())),
         "events": r.events,
-        "reorder_hist": {("0" if i == 0 else f"{1 << (i - 1)}-{(1 << i) - 1}"): n for i, n in enumerate(r.reorder) if n},
+        "reorder_hist": {
+            ("0" if i == 0 else f"{1 << (i - 1)}-{(1 << i) - 1}"): n for i, n in enumerate(r.reorder) if n
+        },
         "errors": r.errors,
         "undelivered": r.undelivered,
         "packets": r.packets,
         "exactly_once": _ledger(r),
         "rehashed_flows": r.rehashed,
         **({"pfc": r.pfc} if r.pfc is not None else {}),
-        "sim": {"events": r.sim_events, "packet_hops": r.packet_hops, "wall_s": r.wall_s, "end_us": r.end_us,
-                "hops_per_s": r.packet_hops / r.wall_s if r.wall_s else 0.0},
+        "sim": {
+            "events": r.sim_events,
+            "packet_hops": r.packet_hops,
+            "wall_s": r.wall_s,
+            "end_us": r.end_us,
+            "hops_per_s": r.packet_hops / r.wall_s if r.wall_s else 0.0,
+        },
     }
 
 
@@ -173,9 +179,11 @@ def table(results: list[RunResult]) -> str:
         s = summary(r)
         f, ph, rx = s["fct_us"], s["phases"], s["retransmissions"]
         after = f"{ph['after_gbps']:.0f} Gb/s" if "after_gbps" in ph else "-"
-        lines.append(f"{s['transport']:14} {s['delivered']:>4}/{s['messages']:<5} {f['p50']:>7.1f}us {f['p99']:>7.1f}us "
-                     f"{f['max']:>7.1f}us {s['goodput_gbps']:>5.0f}Gb/s {after:>11} "
-                     f"{rx['sack']:>7}/{rx['nack']}/{rx['timeout']:<5} {sum(s['drops'].values()):>7} {len(s['errors']):>6}")
+        lines.append(
+            f"{s['transport']:14} {s['delivered']:>4}/{s['messages']:<5} {f['p50']:>7.1f}us {f['p99']:>7.1f}us "
+            f"{f['max']:>7.1f}us {s['goodput_gbps']:>5.0f}Gb/s {after:>11} "
+            f"{rx['sack']:>7}/{rx['nack']}/{rx['timeout']:<5} {sum(s['drops'].values()):>7} {len(s['errors']):>6}"
+        )
     lines += [pfc.summary_line(r.transport.name, r.pfc) for r in results if r.pfc is not None]
     ideal = summary(results[0])["ideal_fct_us"]
     lines.append("ideal FCT (line rate + base RTT): " + ", ".join(f"{int(k):,} B: {v:.1f} us" for k, v in ideal.items())

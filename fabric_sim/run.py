@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
 
 from control_plane import addressing as A
 from fabric_sim import faults, footprint, outcome, pfc, workload
-from fabric_sim.transports import qps as transport
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric
 from fabric_sim.ledger import Verdict
 from fabric_sim.links import Egress
 from fabric_sim.qp_scheduler import QpScheduler
-from fabric_sim.tally import Tally
-from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.scenario import Scenario, Transport
+from fabric_sim.tally import Tally
+from fabric_sim.transports import qps as transport
+from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
 from sim_core.sim import Sim
@@ -73,7 +73,7 @@ class RunResult:
 
 
 def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
-        hooks: list[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:  # type: ignore[assignment]
+        hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
@@ -97,23 +97,41 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     tally = Tally()
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
-            node.endpoint = RoceEndpoint(sim, A.nic_address(topo, node.n).packed, tally.transmit(node.tx), line_gbps=nic_gbps,
-                                         mtu=ecfg.mtu, rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
-                                         retry_limit=ecfg.retry_limit, dscp=topo.dscp, on_message=drv.delivered,
-                                         on_place=drv.ledger.place)
+            node.endpoint = RoceEndpoint(
+                sim,
+                A.nic_address(topo, node.n).packed,
+                tally.transmit(node.tx),
+                line_gbps=nic_gbps,
+                mtu=ecfg.mtu,
+                rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
+                retry_limit=ecfg.retry_limit,
+                dscp=topo.dscp,
+                on_message=drv.delivered,
+                on_place=drv.ledger.place,
+            )
             if pfc_net:
                 pfc_net.attach(node, node.endpoint)
         elif node.slot_base:
             to_nic = tally.transmit(node.tx)
             sched = QpScheduler(sim, to_nic, node.egress, ecfg.tx_backlog, topo.dscp["control"])
-            node.endpoint = Endpoint(sim, A.nic_address(topo, node.n).packed,
-                                     sched.transmit if ecfg.tx_backlog else to_nic, mtu=ecfg.mtu,
-                                     rto=ecfg.rto_us or 10 * rtt, retry_limit=ecfg.retry_limit,
-                                     probe_interval=ecfg.probe_interval_us or 2 * rtt,
-                                     reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
-                                     dscp=topo.dscp, keep_payload=False, seed=sc.seed + node.n,
-                                     ack_bytes=ecfg.ack_bytes, ablate=frozenset(t.ablate),
-                                     on_message=drv.delivered, on_place=drv.ledger.place, slot_sink=node.slots)
+            node.endpoint = Endpoint(
+                sim,
+                A.nic_address(topo, node.n).packed,
+                sched.transmit if ecfg.tx_backlog else to_nic,
+                mtu=ecfg.mtu,
+                rto=ecfg.rto_us or 10 * rtt,
+                retry_limit=ecfg.retry_limit,
+                probe_interval=ecfg.probe_interval_us or 2 * rtt,
+                reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
+                dscp=topo.dscp,
+                keep_payload=False,
+                seed=sc.seed + node.n,
+                ack_bytes=ecfg.ack_bytes,
+                ablate=frozenset(t.ablate),
+                on_message=drv.delivered,
+                on_place=drv.ledger.place,
+                slot_sink=node.slots,
+            )
             sched.endpoint = node.endpoint
         if node.endpoint is not None:
             tally.receive(node.endpoint)
@@ -210,7 +228,7 @@ class _Sampler:
     def finish(self) -> None:
         for name, qp in self.traced:
             p = qp.profile
-            self.tl.ev_log[name] = [(t, ev, e.value, st.value) for t, (ev, e, st) in zip(p.times, p.log)]
+            self.tl.ev_log[name] = [(t, ev, e.value, st.value) for t, (ev, e, st) in zip(p.times, p.log, strict=True)]
 
 
 def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:

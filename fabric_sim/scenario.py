@@ -19,16 +19,25 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
-from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from control_plane import topology as T
 from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
 from fabric_sim import capacity, cc_profile, scenario_events, sweep
-from fabric_sim.pfc import PfcConfig, resolve as resolve_pfc
 from fabric_sim.fields import ScenarioError
+from fabric_sim.pfc import PfcConfig
+from fabric_sim.pfc import resolve as resolve_pfc
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
-from fabric_sim.sweep import override  # noqa: F401 (re-exported)
+from fabric_sim.sweep import override
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
@@ -99,8 +108,12 @@ class Transport(Model):
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
                                                              "e.g. RoCE on one plane")
     links: Links | None = None
-    pfc: PfcConfig | None = Field(None, validate_default=True, description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
-                                                         "other kinds: off (docs/simulator.md, PFC)")
+    pfc: PfcConfig | None = Field(
+        None,
+        validate_default=True,
+        description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
+        "other kinds: off (docs/simulator.md, PFC)",
+    )
 
     cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
                                      description="mrc, single_path: the window (fabric_sim/cc_profile.py)")
@@ -226,7 +239,7 @@ class Scenario(Model):
         return capacity.workload(w, topo, Flow) if topo is not None else w
 
     @model_validator(mode="after")
-    def _finish(self) -> "Scenario":
+    def _finish(self) -> Scenario:
         errors = [(f"events[{i}].at_us", f"{e.at_us:g} is after the run's end (duration_us {self.duration_us:g}): "
                                          "it would never be applied")
                   for i, e in enumerate(self.events) if e.at_us > self.duration_us]
@@ -263,7 +276,7 @@ def iter_variants(sc: Scenario):
         yield {}, sc
         return
     for combo in itertools.product(*(vals for _, vals in combos)):
-        values = dict(zip((k for k, _ in combos), combo))
+        values = dict(zip((k for k, _ in combos), combo, strict=True))
         doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
         try:
             yield values, parse(doc, sc.source, sc.meta["base"])

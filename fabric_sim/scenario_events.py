@@ -108,7 +108,7 @@ def parse_all(raw: Any, info: ValidationInfo) -> Any:
                 try:
                     resolve(spec, t_topo, f"events[{i}]")
                 except ConfigError as exc:
-                    raise ConfigError.of((p, f"{r} (in transport {name}'s topology)") for p, r in exc.errors)
+                    raise ConfigError.of((p, f"{r} (in transport {name}'s topology)") for p, r in exc.errors) from exc
         except ConfigError as exc:
             errors += exc.prefixed(f"[{i}]").errors
     if errors:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from control_plane.config import ConfigError, short
+from control_plane.config import ConfigError
 
 MAX_VARIANTS = 10_000  # runs of one sweep file; each is a simulation
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?((?:\[\d+\])*)")

@@ -10,7 +10,8 @@ not derived from the others, so the sum is a check and not a definition."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from fabric_sim.links import Egress
 from fabric_sim.pfc import PfcEgress
@@ -47,6 +48,9 @@ class Tally:
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:
     """Packets the fabric still holds: on a wire (the pending arrivals an
     egress scheduled) or, under PFC, still queued at a pausable egress."""
-    arriving = sum(1 for fn in sim.pending_calls()
-                   if isinstance(getattr(fn, "__self__", None), (Egress, PfcEgress)) and fn.__name__ in ("arrive", "_arrive"))
+    arriving = sum(
+        1
+        for fn in sim.pending_calls()
+        if isinstance(getattr(fn, "__self__", None), (Egress, PfcEgress)) and fn.__name__ in ("arrive", "_arrive")
+    )
     return arriving + sum(e.queued() for e in egresses if isinstance(e, PfcEgress))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from fabric_sim import collectives
-from fabric_sim.message import Message  # noqa: F401 (re-exported: the driver and the runs name it here)
+from fabric_sim.message import Message
 from fabric_sim.scenario import Workload
 
 
@@ -46,9 +46,9 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
         order = hs[:]
         while True:  # a derangement: nobody sends to itself
             rng.shuffle(order)
-            if all(a != b for a, b in zip(hs, order)):
+            if all(a != b for a, b in zip(hs, order, strict=True)):
                 break
-        pairs = list(zip(hs, order))
+        pairs = list(zip(hs, order, strict=True))
     else:  # incast
         target = hs[w.target]
         others = [h for h in hs if h != target]

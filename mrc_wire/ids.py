@@ -31,7 +31,7 @@ class DeviceId:
         return self.kind != "nic"
 
     @classmethod
-    def parse(cls, name: str) -> "DeviceId":
+    def parse(cls, name: str) -> DeviceId:
         m = _NAME.match(str(name))
         if m is None:
             raise ValueError(f"{name!r} is not a device name (t0-p<plane>-r<row>, t1-p<plane>-s<spine>, nic-<n>)")

@@ -12,7 +12,18 @@ from __future__ import annotations
 import struct
 
 from mrc_wire.constants import (
-    ACK_EXT_LEN, BTH_LEN, DATA_OPCODES, EXT_LEN, IPPROTO_UDP, IPV6_LEN, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, ROCE_PORT, UDP_LEN,
+    ACK_EXT_LEN,
+    BTH_LEN,
+    DATA_OPCODES,
+    EXT_LEN,
+    IPPROTO_UDP,
+    IPV6_LEN,
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
+    ROCE_PORT,
+    UDP_LEN,
 )
 
 HDR_LEN = IPV6_LEN + UDP_LEN + 12  # IPv6 + UDP + BTH: where the extension starts
@@ -72,13 +83,13 @@ class Mrc:
         self.raw = raw
         self.tc = (vtf >> 20) & 0xFF
         self.fl = vtf & 0xFFFFF
-        self.sport = sport
-        self.opcode = opcode
+        self.sport: int = sport
+        self.opcode: int = opcode
         self.dqpn = dqpn & 0xFFFFFF
         self.ackreq = apsn >> 31
         self.psn = apsn & 0xFFFFFF
 
-    def marked_ce(self) -> "Mrc":
+    def marked_ce(self) -> Mrc:
         """This packet with CE in its ECN field (a NIC's RFC 6040 copy of
         the outer CE), without parsing it again."""
         out = Mrc.__new__(Mrc)

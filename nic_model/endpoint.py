@@ -22,12 +22,23 @@ from __future__ import annotations
 import ipaddress
 import random
 from collections import deque
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from mrc_wire import packet as W
 from mrc_wire.constants import (
-    DSCP_DEFAULTS, ECN_CE, ECT0, NACK_TRIMMED, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST,
-    OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
+    DSCP_DEFAULTS,
+    ECN_CE,
+    ECT0,
+    NACK_TRIMMED,
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_MIDDLE,
+    OP_WRITE_ONLY,
+    ev_plane,
 )
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
@@ -127,7 +138,15 @@ class Endpoint(LossRecovery, PathState):
         for i in range(n):
             off = i * self.mtu
             length = min(self.mtu, size - off)
-            op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 else OP_WRITE_MIDDLE
+            op = (
+                OP_WRITE_ONLY
+                if n == 1
+                else OP_WRITE_FIRST
+                if i == 0
+                else OP_WRITE_LAST
+                if i == n - 1
+                else OP_WRITE_MIDDLE
+            )
             payload = None if isinstance(data, int) else data[off:off + length]
             qp.pending.append(Segment(qp.next_psn, msg_id, off, size, op, length, payload))
             qp.next_psn = psn_add(qp.next_psn, 1)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+
+from mrc_wire.constants import ev_plane, ev_spine
 
 
 class EvState(enum.Enum):
@@ -32,9 +34,6 @@ class EvEvent(enum.Enum):
     PROBE_LOST = "probe_lost"
     PLANE_DOWN = "plane_down"
     PLANE_UP = "plane_up"
-
-
-from mrc_wire.constants import ev_plane, ev_spine  # noqa: F401 (re-exported)
 
 
 def make_ev(plane: int, spine: int, salt: int = 0) -> int:
@@ -90,7 +89,7 @@ class EvProfile:
             self.state.setdefault(ev, EvState.GOOD)
 
     @classmethod
-    def spread(cls, planes: int, spines: int, slots: int, backups_per_plane: int = 2, salt: int = 0) -> "EvProfile":
+    def spread(cls, planes: int, spines: int, slots: int, backups_per_plane: int = 2, salt: int = 0) -> EvProfile:
         """`slots` EVs spread evenly over the planes and, within a plane, over
         the spines; backups use the spines the rotation leaves free, if any."""
         if slots % planes:
@@ -214,7 +213,9 @@ class EvProfile:
         preferring one whose spine is not the retired EV's nor that of any
         other EV assumed bad (a spare on the same broken path is no spare)."""
         pool = self.backups.get(ev_plane(ev), [])
-        suspect = {ev_spine(e) for e, st in self.state.items() if st is EvState.ASSUMED_BAD and ev_plane(e) == ev_plane(ev)}
+        suspect = {
+            ev_spine(e) for e, st in self.state.items() if st is EvState.ASSUMED_BAD and ev_plane(e) == ev_plane(ev)
+        }
         suspect.add(ev_spine(ev))
         pool = [b for b in pool if ev_spine(b) not in suspect] + [b for b in pool if ev_spine(b) in suspect]
         for i, cur in enumerate(self.slots):

@@ -8,15 +8,26 @@ and works on raw frames: port 0 faces the host, plane p uses its plane port.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DATA_OPCODES,
-    ECN_CE, ETH_LEN, EXT_LEN, HOST_PORT, NACK_BYTES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK,
+    ECN_CE,
+    ETH_LEN,
+    EXT_LEN,
+    HOST_PORT,
+    NACK_BYTES,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    NIC_DROPS,  # noqa: F401 (re-exported)
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
 )
-from mrc_wire.constants import NIC_DROPS  # noqa: F401 (re-exported)
 from mrc_wire.usid import carrier_int, path_sids
 
 
@@ -84,8 +95,9 @@ class NicModel:
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
-        tables = {N.DestRow: (self.rows, "row"), N.PlanePort: (self.planes, "plane"), N.QpEv: (self.qps, "qpn"),
-                  N.SlotEv: (self.slots, "slot"), N.QpPeer: (self.peers, "qpn")}
+        tables: dict[type, tuple[dict[Any, Any], str]] = {
+            N.DestRow: (self.rows, "row"), N.PlanePort: (self.planes, "plane"), N.QpEv: (self.qps, "qpn"),
+            N.SlotEv: (self.slots, "slot"), N.QpPeer: (self.peers, "qpn")}
         for e in entries:
             if type(e) not in tables:
                 raise TypeError(f"not a deletable NIC table entry: {e!r}")

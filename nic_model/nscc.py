@@ -9,10 +9,13 @@ queueing delay is the sample minus the base RTT (the smallest RTT seen).
 
 | ECN | delay vs target_delay | action |
 |---|---|---|
-| no | below | proportional increase, alpha x bytes x (target - delay); fast increase (x fi_scale per byte) after a whole window with delay under `fast_delay` |
+| no | below | proportional increase, alpha x bytes x (target - delay); fast increase (1) |
 | no | at or above | fair increase, fi x bytes |
-| yes | at or above | multiplicative decrease by gamma x (avg - target) / avg (at most max_md_jump), at most once per base RTT, when the averaged delay is above target |
+| yes | at or above | multiplicative decrease by gamma x (avg - target) / avg (2) |
 | yes | below | nothing: the path, not the window, is congested; the endpoint steers away from the EV |
+
+(1) x fi_scale per byte, after a whole window with delay under `fast_delay`.
+(2) at most max_md_jump, at most once per base RTT, when the averaged delay is above target.
 
 Increases accumulate and are applied as inc / cwnd every
 `adjust_bytes_threshold` bytes acknowledged or `adjust_period_threshold`,

@@ -87,9 +87,11 @@ class PathState:
                 now - fresh.get(plane, -1e18) > 4 * self.probe_interval:
             up = [p for p in qp.reverse if not self._plane_down(qp, p)]
             best = max(up, key=lambda p: fresh.get(p, -1e18), default=plane)
-            if plane is None or plane not in up or fresh.get(best, -1e18) > fresh.get(plane, -1e18):
+            # best is None only when no plane is up and none was asked for
+            if plane is None or plane not in up or \
+                    (best is not None and fresh.get(best, -1e18) > fresh.get(plane, -1e18)):
                 plane = best
-        return qp.reverse.get(plane, 0)
+        return qp.reverse.get(plane, 0) if plane is not None else 0
 
     def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's SACK says which of its NIC ports are down: stop (or

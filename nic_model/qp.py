@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from mrc_wire.constants import PSN_MOD
 from nic_model.cc import Aimd, CongestionControl
@@ -68,7 +69,7 @@ class Stats:
     rx_bytes: int = 0  # payload placed (first copies only)
     # reorder[b]: data packets that arrived d PSNs past the in-order point,
     # d.bit_length() == b (0: in order, 1: one ahead, 2: 2-3, 3: 4-7, ...)
-    reorder: list = field(default_factory=lambda: [0] * 25)
+    reorder: list[int] = field(default_factory=lambda: [0] * 25)
 
 
 @dataclass
@@ -84,35 +85,36 @@ class QueuePair:
     # sender half
     next_psn: int = 0
     snd_una: int = 0  # oldest PSN not known delivered
-    pending: deque = field(default_factory=deque)  # Segments not sent yet
-    retx_queue: deque = field(default_factory=deque)  # PSNs to resend now
-    inflight: dict = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
-    sendq: deque = field(default_factory=deque)  # Inflight copies in send order
+    pending: deque[Segment] = field(default_factory=deque)  # Segments not sent yet
+    retx_queue: deque[int] = field(default_factory=deque)  # PSNs to resend now
+    inflight: dict[int, Inflight] = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
+    sendq: deque[Inflight] = field(default_factory=deque)  # Inflight copies in send order
     rack_time: float = -1.0  # send time of the latest copy known delivered
     sack_cum: int = 0  # cum_psn of the last SACK bitmap processed, and that bitmap
     sack_bits: int = 0
     ack_at: float = -1.0  # last ACK or SACK received
     tlp_at: float = -1.0  # when the last tail-loss probe was sent
     reo_wnd: float = 0.0  # cross-path reorder window, doubled on each spurious retransmission
-    by_ev: dict = field(default_factory=dict)  # EV -> deque of its copies in send order
+    by_ev: dict[int, deque[Inflight]] = field(default_factory=dict)  # EV -> deque of its copies in send order
     srtt: float | None = None
     min_rtt: float | None = None
     error: str | None = None  # set when the QP gives up: reported, never silent
     peer_down: int = 0  # bitmap of the peer's planes whose NIC port is down
-    ev_tx: Counter = field(default_factory=Counter)  # EV -> data packets sent on it (activity traces)
+    ev_tx: Counter[int] = field(default_factory=Counter)  # EV -> data packets sent on it (activity traces)
     # receiver half
     cum_psn: int = 0  # every PSN before it received
     rbits: int = 0  # bit i: PSN cum_psn + i received (bit 0 is always 0)
-    partial: dict = field(default_factory=dict)  # msg_id -> [bytes, {offset: payload} | None]
-    delivered_msgs: set = field(default_factory=set)
+    # msg_id -> [bytes, {offset: payload} | None]
+    partial: dict[int, list[Any]] = field(default_factory=dict)
+    delivered_msgs: set[int] = field(default_factory=set)
     # reverse EV set: the EV this side's control packets use, per plane
-    reverse: dict = field(default_factory=dict)
-    reverse_fresh: dict = field(default_factory=dict)  # plane -> time last confirmed
+    reverse: dict[int, int] = field(default_factory=dict)
+    reverse_fresh: dict[int, float] = field(default_factory=dict)  # plane -> time last confirmed
     rx_bytes: int = 0
     unacked_bytes: int = 0  # in-order payload since the last ACK sent (coalescing)
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
-    probe_sent: dict = field(default_factory=dict)  # probe id -> (EV, time, kind)
+    probe_sent: dict[int, tuple[int, float, str]] = field(default_factory=dict)  # probe id -> (EV, time, kind)
 
     def __post_init__(self) -> None:
         self.next_psn = self.snd_una = self.cum_psn = self.sack_cum = self.start_psn & PSN_MASK

@@ -14,17 +14,17 @@ with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from control_plane import tls
-from testbed import toolchain
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
-from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
+from testbed import toolchain
 from testbed.model_targets import NicModelTarget, SwitchModelTarget
+from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
 from testbed.targets import NicBmv2Target, SwitchBmv2Target
 
 REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()
@@ -88,7 +88,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif mine in fixtures:
             continue
         elif {"target", "nic_target"} & set(fixtures):
-            why = f"a {'NIC' if program == 'switch' else 'switch'} test: the remote device {remote.addr} runs the {program} program"
+            other = "NIC" if program == "switch" else "switch"
+            why = f"a {other} test: the remote device {remote.addr} runs the {program} program"
         else:
             why = f"starts its own BMv2 or kernel peers: not a test of the remote device {remote.addr}"
         item.add_marker(pytest.mark.skip(reason=why))

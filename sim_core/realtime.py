@@ -5,7 +5,8 @@ endpoint model can drive real NIC pipelines: timers run on time, and
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sim_core.sim import Sim
 

@@ -21,7 +21,8 @@ PTF model target.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from mrc_wire import entries as S
 from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, IPV6_LEN

@@ -120,7 +120,7 @@ class Bmv2Switch:
         self.stop()
         raise RuntimeError(f"{self.name}: gRPC did not open on {self.grpc_addr} in {timeout:g} s")
 
-    def runtime(self) -> "bmv2_thrift.Runtime":
+    def runtime(self) -> bmv2_thrift.Runtime:
         """BMv2's Thrift runtime (for what P4Runtime on PI cannot do, such as
         register writes), connected on first use; failures raise ThriftError."""
         if self._runtime is None:
@@ -148,7 +148,7 @@ class Bmv2Switch:
         for p in self.ports:
             subprocess.run(["ip", "link", "del", self.switch_iface(p)], capture_output=True)
 
-    def __enter__(self) -> "Bmv2Switch":
+    def __enter__(self) -> Bmv2Switch:
         self.start()
         return self
 
@@ -163,8 +163,8 @@ def start_with_tables(name: str, ports: list[int], program: str, desired: list, 
     (finsy entities) into the tables the plan owns, then `extra` inserts
     (clone sessions). Returns (switch, session); stops the switch if any
     step fails."""
-    from control_plane.session import Session  # noqa: PLC0415 (finsy only when BMv2 is used)
-    from control_plane.topology import Device  # noqa: PLC0415
+    from control_plane.session import Session  # finsy only when BMv2 is used
+    from control_plane.topology import Device
 
     dev = Bmv2Switch(name, ports, log=log)
     dev.start()

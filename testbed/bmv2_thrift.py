@@ -28,7 +28,7 @@ def _candidates(binary: str | None) -> list[Path]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unavailable(server: str | None) -> str | None:
     """Why the Thrift runtime cannot be used from this interpreter, or None.
     `server`: the simple_switch_grpc binary, whose install prefix holds the
@@ -67,9 +67,9 @@ class Runtime:
         why = unavailable(server)
         if why:
             raise ThriftError(f"{device}: {why}")
-        from bm_runtime.standard import Standard  # noqa: PLC0415 (found at run time)
-        from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol  # noqa: PLC0415
-        from thrift.transport import TSocket, TTransport  # noqa: PLC0415
+        from bm_runtime.standard import Standard  # found at run time
+        from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
+        from thrift.transport import TSocket, TTransport
 
         self.device = device
         self._transport = TTransport.TBufferedTransport(TSocket.TSocket(host, port))
@@ -90,14 +90,18 @@ class Runtime:
         if self._registers is None:
             config = json.loads(self.client.bm_get_config())
             self._registers = [r["name"] for r in config.get("register_arrays", [])]
-        found = [n for n in self._registers if n == name] or [n for n in self._registers if n.rsplit(".", 1)[-1] == name]
+        found = [n for n in self._registers if n == name] or [
+            n for n in self._registers if n.rsplit(".", 1)[-1] == name
+        ]
         if len(found) != 1:
             what = "is ambiguous" if found else "is not in the running program"
-            raise ThriftError(f"{self.device}: register {name!r} {what} (registers: {', '.join(self._registers) or 'none'})")
+            raise ThriftError(
+                f"{self.device}: register {name!r} {what} (registers: {', '.join(self._registers) or 'none'})"
+            )
         return found[0]
 
     def _call(self, what: str, fn: Any, *args: Any) -> None:
-        from bm_runtime.standard.ttypes import InvalidRegisterOperation, RegisterOperationErrorCode  # noqa: PLC0415
+        from bm_runtime.standard.ttypes import InvalidRegisterOperation, RegisterOperationErrorCode
 
         try:
             fn(0, *args)

@@ -49,7 +49,7 @@ class Ca:
         one (`client`). Validity defaults to yesterday..+30 days; pass dates
         in the past to make an expired one."""
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
         builder = (
             x509.CertificateBuilder()
@@ -63,7 +63,9 @@ class Ca:
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         )
         if server_names:
-            builder = builder.add_extension(x509.SubjectAlternativeName([_san(n) for n in server_names]), critical=False)
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([_san(n) for n in server_names]), critical=False
+            )
         cert = builder.sign(self._key, hashes.SHA256())
         return Issued(_write_cert(out / f"{stem}.crt", cert), _write_key(out / f"{stem}.key", key))
 
@@ -72,7 +74,7 @@ def make_ca(out: Path, name: str = "mrc-test-ca") -> Ca:
     """A self-signed CA valid from yesterday for a year, written to OUT/NAME.crt|key."""
     out.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     cert = (
         x509.CertificateBuilder()
@@ -83,9 +85,20 @@ def make_ca(out: Path, name: str = "mrc-test-ca") -> Ca:
         .not_valid_before(now - DAY)
         .not_valid_after(now + 365 * DAY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                     key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .sign(key, hashes.SHA256())
     )
     return Ca(name, _write_cert(out / f"{name}.crt", cert), _write_key(out / f"{name}.key", key), cert, key)

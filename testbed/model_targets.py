@@ -6,7 +6,8 @@ matches a device's output."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import ptf.dataplane
 

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from copy import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from control_plane import installer
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.counters import EGRESS_CONGESTION_DROPS
 from control_plane.pipelines import artifacts
 from control_plane.session import Session
 from control_plane.tls import TlsSettings
 from control_plane.topology import Device
-from control_plane.counters import EGRESS_CONGESTION_DROPS
 from testbed.settle import Settler, nic_progress, switch_progress
 from testbed.targets import NicCounters, P4RuntimeTarget, SwitchCounters
 
@@ -115,7 +116,8 @@ class RemoteTarget(P4RuntimeTarget):
             self.extra = list(extra)
             desired = [P.to_p4(e) for e in entries]
             session.reconcile(desired, tables, defaults)
-            session.write([(~copy(e) if old is not None else +copy(e)) for e, old in zip(extra, self.found_extra)])
+            pairs = zip(extra, self.found_extra, strict=True)
+            session.write([(~copy(e) if old is not None else +copy(e)) for e, old in pairs])
             super().__init__(session, {p: remote.ports[p][1] for p in ports}, ports, desired, tables, defaults)
         except BaseException:
             session.close()
@@ -128,7 +130,7 @@ class RemoteTarget(P4RuntimeTarget):
         """Leave the device as found: the tables back to the snapshot."""
         try:
             self.session.reconcile(self.found, self.tables, self.defaults)
-            undo = [~old if old is not None else -copy(e) for e, old in zip(self.extra, self.found_extra)]
+            undo = [~old if old is not None else -copy(e) for e, old in zip(self.extra, self.found_extra, strict=True)]
             if undo:
                 self.session.write(undo)
         finally:

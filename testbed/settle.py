@@ -12,8 +12,8 @@ wait holds the drop, a negative check after it has nothing left in flight.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import finsy as fy
 
@@ -32,7 +32,7 @@ class Progress:
     egress: int  # frames egress has sent
     egress_due: int  # frames egress owes for what ingress finished
 
-    def __sub__(self, o: "Progress") -> "Progress":
+    def __sub__(self, o: Progress) -> Progress:
         return Progress(self.ingress - o.ingress, self.egress - o.egress, self.egress_due - o.egress_due)
 
 

@@ -9,8 +9,8 @@ where it left and how its address was rewritten.
 from __future__ import annotations
 
 import argparse
-import sys
 import logging
+import sys
 from pathlib import Path
 
 from scapy.layers.inet import UDP
@@ -31,9 +31,9 @@ DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"
 
 def demo_frames(topo: topology.Topology, state: S.SwitchState) -> list[tuple[str, int, bytes]]:
     """(description, in port, frame) for a few carriers through T0(0, 0)."""
-    t0 = lambda r: A.usid(A.TIER_T0, 0, r)  # noqa: E731
-    t1 = lambda j: A.usid(A.TIER_T1, 0, j)  # noqa: E731
-    dl = lambda k: A.usid(A.TIER_DL, 0, k)  # noqa: E731
+    t0 = lambda r: A.usid(A.TIER_T0, 0, r)  # noqa: E731 (a one-line helper)
+    t1 = lambda j: A.usid(A.TIER_T1, 0, j)  # noqa: E731 (a one-line helper)
+    dl = lambda k: A.usid(A.TIER_DL, 0, k)  # noqa: E731 (a one-line helper)
     up0, up1 = topo.t0_uplink_port(0), topo.t0_uplink_port(1)
     cases = [
         ("NIC 0 -> NIC 3 via spine 1", 0, [t0(0), t1(1), t0(1), dl(1)], 64),
@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"starting {state.name} on BMv2 simple_switch_grpc, ports {ports}")
         target: SwitchBmv2Target | SwitchModelTarget = SwitchBmv2Target(state, ports)
         diff = target.session.verify([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
-        print(f"installed {len(state.entries())} entries over P4Runtime; read back: {'OK' if not diff else diff.summary()}")
+        readback = "OK" if not diff else diff.summary()
+        print(f"installed {len(state.entries())} entries over P4Runtime; read back: {readback}")
     else:
         print(f"BMv2 not used ({reason}): running {state.name} on the reference model")
         target = SwitchModelTarget(state, ports)

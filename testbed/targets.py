@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import finsy as fy
 import ptf
@@ -22,11 +23,12 @@ from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import read_drops, read_total
+from control_plane.ev_control import slot_updates
 from control_plane.session import Session
+from mrc_wire.constants import NIC_DROPS, NIC_EVENTS
+from mrc_wire.constants import SWITCH_EVENTS as EVENTS
 from testbed.bmv2 import start_with_tables
 from testbed.settle import Settler, nic_progress, switch_progress
-from control_plane.ev_control import slot_updates
-from mrc_wire.constants import NIC_DROPS, NIC_EVENTS, SWITCH_EVENTS as EVENTS
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3
@@ -183,7 +185,7 @@ class SwitchCounters:
 
     def restore_tables(self) -> None:
         if self.tables_dirty:
-            self.session.reconcile(self.desired, self.tables, self.defaults)  # type: ignore[attr-defined]
+            self.session.reconcile(self.desired, self.tables, self.defaults)
             self.tables_dirty = False
 
 
@@ -244,7 +246,7 @@ class NicCounters:
 
     def delete_slots(self, qpn: int) -> None:
         """Take every slot_ev entry of QP `qpn` out (reset puts them back)."""
-        [qp] = [q for q in self.state.qps if q.qpn == qpn]  # type: ignore[attr-defined]
+        [qp] = [q for q in self.state.qps if q.qpn == qpn]
         self.session.write([-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)])
 
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
@@ -282,7 +284,8 @@ def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], 
     return out
 
 
-def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5, chunk: int = 16) -> list[tuple[int, bytes]]:
+def burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], quiet: float = 0.5,
+          chunk: int = 16) -> list[tuple[int, bytes]]:
     """Send (port, frame) pairs in small paced chunks (no queue builds up),
     then gather every frame received until `quiet` seconds pass with none."""
     for i in range(0, len(frames), chunk):

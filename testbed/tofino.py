@@ -107,7 +107,7 @@ def build(out_dir: Path = OUT_DIR) -> dict:
 
 
 def describe(s: dict) -> str:
-    pct = lambda a, b: f"{100 * a / b:.1f}%"  # noqa: E731
+    pct = lambda a, b: f"{100 * a / b:.1f}%"  # noqa: E731 (a one-line helper)
     return (f"{s['stages_used']} of {s['stages_total']} MAU stages (ingress {s['ingress_stages']}, "
             f"egress {s['egress_stages']}); SRAM {s['sram_blocks']}/{s['sram_blocks_total']} blocks "
             f"({pct(s['sram_blocks'], s['sram_blocks_total'])}), TCAM {s['tcam_blocks']}/{s['tcam_blocks_total']}; "

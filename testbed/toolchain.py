@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from control_plane.pipelines import BUILD_DIR, REPO, artifacts  # noqa: F401 (re-exported)
+from control_plane.pipelines import BUILD_DIR, REPO, artifacts
 from testbed import bmv2_thrift
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which

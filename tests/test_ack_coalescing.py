@@ -18,7 +18,10 @@ from sim_core.sim import Sim
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 MTU = 1024
 EV = EvProfile.spread(planes=2, spines=4, slots=8).home[0]
-A_ADDR_B, B_ADDR_B = (bytes.fromhex("fd000000000000010000000000000000"), bytes.fromhex("fd000000000000010000000000010001"))
+A_ADDR_B, B_ADDR_B = (
+    bytes.fromhex("fd000000000000010000000000000000"),
+    bytes.fromhex("fd000000000000010000000000010001"),
+)
 
 
 def sent_ev(frames: list[bytes], psn: int) -> int:

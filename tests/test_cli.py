@@ -21,7 +21,9 @@ def test_committed_device_files_equal_a_fresh_plan(tmp_path, capsys):
     fresh = sorted(p.name for p in tmp_path.iterdir())
     assert fresh == sorted(p.name for p in committed.iterdir())
     for name in fresh:
-        assert (tmp_path / name).read_text() == (committed / name).read_text(), f"{name} is stale: rerun mrcctl plan --write"
+        assert (tmp_path / name).read_text() == (committed / name).read_text(), (
+            f"{name} is stale: rerun mrcctl plan --write"
+        )
 
 
 def test_bad_topology_is_an_error_naming_the_field(tmp_path, capsys):

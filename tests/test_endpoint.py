@@ -10,11 +10,11 @@ from collections import Counter
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 
-from ptf_tests.lib import headers as H
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvEvent, EvProfile, EvState, ev_plane
-from tests.support.path_fabric import PathFabric, PathProfile
+from ptf_tests.lib import headers as H
 from sim_core.sim import Sim
+from tests.support.path_fabric import PathFabric, PathProfile
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 

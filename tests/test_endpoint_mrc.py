@@ -9,8 +9,8 @@ import random
 from mrc_wire.constants import ev_plane
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvEvent, EvProfile, EvState
-from tests.support.path_fabric import PathFabric, PathProfile
 from sim_core.sim import Sim
+from tests.support.path_fabric import PathFabric, PathProfile
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 
@@ -92,7 +92,7 @@ def test_dscp_classes_come_from_the_topology_not_constants():
 
 def _data_copy(p: Pair) -> bytes:
     """The first data packet A sent, as bytes."""
-    from mrc_wire import packet as W  # noqa: PLC0415
+    from mrc_wire import packet as W
 
     inf = p.a.qps[1].sendq[0]
     seg = inf.seg

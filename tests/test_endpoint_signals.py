@@ -11,7 +11,14 @@ import pytest
 
 from mrc_wire import packet as W
 from mrc_wire.constants import (
-    NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
+    OP_WRITE_ONLY,
+    ev_plane,
 )
 from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint

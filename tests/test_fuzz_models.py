@@ -4,9 +4,9 @@ or counted under exactly one drop reason, and what the switch forwards is
 the frame it got with only the header fields DESIGN.md lets it change."""
 
 from nic_model.nic_pipeline import NicModel
-from switch_model.pipeline import SwitchModel
 from ptf_tests.lib import cache_check, fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
+from switch_model.pipeline import SwitchModel
 
 COUNT = 3000
 

@@ -7,10 +7,9 @@ from dataclasses import replace
 import finsy as fy
 import pytest
 
-from control_plane import installer
+from control_plane import installer, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane import topology
 from mrc_wire import entries as E
 from testbed import toolchain
 

@@ -79,7 +79,7 @@ def test_switch_sanity_entries_and_model_match_the_unroutable_prefixes():
                if t["name"].endswith("address_class")]
     got = {"src": set(), "dst": set()}
     for e in table["entries"]:
-        for side, k in zip(("src", "dst"), e["match_key"]):
+        for side, k in zip(("src", "dst"), e["match_key"], strict=True):
             if int(k["mask"], 16):
                 got[side].add((int(k["key"], 16), int(k["mask"], 16)))
     assert got == {"src": want, "dst": want}

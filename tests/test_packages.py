@@ -17,9 +17,19 @@ ALLOWED = {
     "control_plane": {"mrc_wire"},
     "switch_model": {"mrc_wire"},
     "nic_model": {"mrc_wire", "sim_core"},
-    "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "testbed"},  # testbed: the BMv2 fabric
+    # testbed: the BMv2 fabric
+    "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "testbed"},
     "testbed": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model"},
-    "bench": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "fabric_sim", "testbed", "ptf_tests"},
+    "bench": {
+        "mrc_wire",
+        "sim_core",
+        "control_plane",
+        "switch_model",
+        "nic_model",
+        "fabric_sim",
+        "testbed",
+        "ptf_tests",
+    },
 }
 
 

@@ -33,5 +33,9 @@ def test_checker_catches_a_missing_route_and_a_wrong_mac():
     pc._tables[A.t1_name(0, 2)] = (mine, broken, nbs)
     r = pc.walk(src, dst, 0, 2)
     assert not r.ok and r.detail == "no route at t1-p0-s2"
-    pc._tables[A.t1_name(0, 2)] = (mine, routes, {p: type(n)(n.port, n.src_mac, n.dst_mac + 1, n.host_facing) for p, n in nbs.items()})
+    pc._tables[A.t1_name(0, 2)] = (
+        mine,
+        routes,
+        {p: type(n)(n.port, n.src_mac, n.dst_mac + 1, n.host_facing) for p, n in nbs.items()},
+    )
     assert "wrong neighbour MAC on t1-p0-s2" in pc.walk(src, dst, 0, 2).detail

@@ -64,7 +64,9 @@ def test_every_nic_pair_on_every_plane_through_every_spine_arrives():
                 for spine in range(TOPO.t1_per_plane):
                     a, b, k = src // H, dst // H, dst % H
                     da = str(A.path_carrier(TOPO, plane, a, b, k, spine))
-                    frame = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IPv6(src="fd00::1", dst=da, hlim=64))
+                    frame = bytes(
+                        Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IPv6(src="fd00::1", dst=da, hlim=64)
+                    )
                     dev, port, hops = A.t0_name(plane, a), src % H, 0
                     while dev.startswith("t"):
                         out = models[dev].process(port, frame)

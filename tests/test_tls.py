@@ -18,7 +18,7 @@ from control_plane.topology import Device, TopologyError
 from testbed.certs import make_ca
 
 BASE = {"planes": 1, "t0_per_plane": 1, "t1_per_plane": 1, "hosts_per_t0": 1}
-NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,9 @@ def pki(tmp_path_factory):
 def load_with(tmp_path: Path, tls_raw) -> topology.Topology:
     """A topology file with one device whose `tls` is `tls_raw`, loaded."""
     path = tmp_path / "topo.yaml"
-    path.write_text(yaml.safe_dump({**BASE, "devices": [{"name": "t0-p0-r0", "grpc": "127.0.0.1:50001", "tls": tls_raw}]}))
+    path.write_text(
+        yaml.safe_dump({**BASE, "devices": [{"name": "t0-p0-r0", "grpc": "127.0.0.1:50001", "tls": tls_raw}]})
+    )
     return topology.load(path)
 
 
@@ -88,11 +90,13 @@ def test_missing_and_unknown_fields_are_named(pki, tmp_path):
     assert load_error(tmp_path, {"ca_cert": ca, "client_cert": "c.crt"}).startswith(
         "devices[0].tls.client_cert: unknown key (expected ca_cert, cert, key, server_name)")
     assert load_error(tmp_path, "yes").startswith("devices[0].tls: expected a mapping")
-    assert load_error(tmp_path, {"ca_cert": ca, "server_name": 7}) == "devices[0].tls.server_name: expected a name, got 7"
+    assert (
+        load_error(tmp_path, {"ca_cert": ca, "server_name": 7}) == "devices[0].tls.server_name: expected a name, got 7"
+    )
 
 
 def test_encrypted_key_is_refused_by_name(pki, tmp_path):
-    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives import serialization
 
     key = serialization.load_pem_private_key(pki["client"].key.read_bytes(), None)
     locked = tmp_path / "locked.key"
@@ -177,7 +181,10 @@ def test_mrcctl_tls_flags_checked_like_the_file(pki, tmp_path, capsys):
     topo.write_text(yaml.safe_dump({**BASE, "devices": [{"name": "t0-p0-r0", "grpc": "127.0.0.1:50001"}]}))
     assert cli.main(["verify", str(topo), "--tls-ca-cert", str(tmp_path / "none.crt")]) == 2
     assert capsys.readouterr().err == f"error: --tls-ca-cert: file not found: {tmp_path.resolve() / 'none.crt'}\n"
-    assert cli.main(["verify", str(topo), "--tls-ca-cert", str(pki["ca"].cert), "--tls-cert", str(pki["client"].cert)]) == 2
+    assert (
+        cli.main(["verify", str(topo), "--tls-ca-cert", str(pki["ca"].cert), "--tls-cert", str(pki["client"].cert)])
+        == 2
+    )
     assert capsys.readouterr().err == (
         "error: --tls-key: missing: --tls-cert is given, and a client certificate needs both cert and key\n")
     assert cli.main(["verify", str(topo), "--tls-server-name", "sw.lab"]) == 2
@@ -189,11 +196,13 @@ def test_mrcctl_names_the_field_of_a_bad_topology_tls(tmp_path, capsys):
     topo.write_text(yaml.safe_dump({**BASE, "devices": [
         {"name": "t0-p0-r0", "grpc": "127.0.0.1:50001", "tls": {"ca_cert": "certs/ca.pem"}}]}))
     assert cli.main(["install", str(topo)]) == 2
-    assert capsys.readouterr().err == f"error: devices[0].tls.ca_cert: file not found: {tmp_path.resolve()}/certs/ca.pem\n"
+    assert (
+        capsys.readouterr().err == f"error: devices[0].tls.ca_cert: file not found: {tmp_path.resolve()}/certs/ca.pem\n"
+    )
 
 
 def test_throwaway_certificates_from_the_generator_load(tmp_path, capsys):
-    from testbed import certs  # noqa: PLC0415
+    from testbed import certs
 
     assert certs.main([str(tmp_path), "--server-name", "sw.lab"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"CA certificate: {tmp_path / 'mrc-test-ca.crt'}"

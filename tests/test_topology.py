@@ -97,7 +97,7 @@ def test_port_map_translates_every_port_field_of_the_plan():
     logical = S.switch_state(topo, "t0-p0-r0").entries()
     mapped = S.device_entries(topo, "t0-p0-r0")
     assert len(mapped) == len(logical)
-    for a, b in zip(logical, mapped):
+    for a, b in zip(logical, mapped, strict=True):
         if isinstance(a, (UsidRoute, PortNeighbour)):
             assert b.port == T0_MAP[a.port] and replace_port(b, a.port) == a
         else:

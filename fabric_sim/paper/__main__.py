@@ -21,11 +21,11 @@ from pathlib import Path
 from control_plane.pipelines import RESULTS
 from fabric_sim import outdir, parallel, sweep_out
 from fabric_sim.fields import ScenarioError
-from fabric_sim.report import strict
 from fabric_sim.paper import gallery
 from fabric_sim.paper.experiments import Experiment, Finding, Runs, fill, tasks
 from fabric_sim.paper.figures import FIGURES
 from fabric_sim.paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
+from fabric_sim.report import strict
 from fabric_sim.run import RunResult
 
 

@@ -5,8 +5,9 @@ paper."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from control_plane import pipelines
 from fabric_sim import scenario
@@ -125,7 +126,7 @@ def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, 
 
 def fill(runs: Runs, todo: list[tuple[tuple, Task]], results: list[RunResult]) -> Runs:
     """Runs.results in the tasks' order, whatever order the runs finished in."""
-    for (k, _), r in zip(todo, results):
+    for (k, _), r in zip(todo, results, strict=True):
         runs.results[k] = r
     return runs
 

@@ -151,7 +151,7 @@ def _dead_share(r) -> float:
         if not down:
             continue
         for flow in r.timeline.ev_tx:
-            s = M.share_on(r, flow, lambda ev: ev_plane(ev) in down, p.start + M.settle_us(r), p.end)
+            s = M.share_on(r, flow, lambda ev, down=down: ev_plane(ev) in down, p.start + M.settle_us(r), p.end)
             worst = max(worst, 0.0 if math.isnan(s) else s)
     return worst
 
@@ -188,7 +188,9 @@ def hold_mapped(f: Finding, r, claim: str) -> None:
         dead = dead_paths(r.scenario, p.start)
         if not dead:
             continue
-        on = lambda ev: (ev_plane(ev), ev_spine(ev)) in dead  # noqa: E731
+        def on(ev: int, dead: set[tuple[int, int]] = dead) -> bool:
+            return (ev_plane(ev), ev_spine(ev)) in dead
+
         before = sum(M.share_on(r, fl, on, M.settle_us(r), first) for fl in r.timeline.ev_tx)
         during = sum(M.share_on(r, fl, on, (p.start + p.end) / 2, p.end) for fl in r.timeline.ev_tx)
         if before and during / before >= worst:

@@ -4,20 +4,20 @@ message size per loss rate, victim and incast throughput."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from fabric_sim.paper import metrics as M  # noqa: E402
-from fabric_sim.paper.experiments import Runs  # noqa: E402
-from fabric_sim.paper.paths import lossy_evs  # noqa: E402
-from fabric_sim.paper.roce_figs import nccl_size  # noqa: E402
-from fabric_sim.report import busy  # noqa: E402
-from nic_model.ev import make_ev  # noqa: E402
+from fabric_sim.paper import metrics as M
+from fabric_sim.paper.experiments import Runs
+from fabric_sim.paper.paths import lossy_evs
+from fabric_sim.paper.roce_figs import nccl_size
+from fabric_sim.report import busy
+from nic_model.ev import make_ev
 
 COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
           "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green",
@@ -106,7 +106,7 @@ def fig09(runs: dict[str, Runs], path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     titles = {"fig09a": "(a) T0-local: NIC-T0 link fail/recovery", "fig09b": "(b) T0-local: four NIC links flap",
               "fig09c": "(c) Cross-T1: 20 T0-T1 links fail", "fig09d": "(d) Cross-T1: 8 T0-T1 links flap"}
-    for ax, (key, title) in zip(axes.flat, titles.items()):
+    for ax, (key, title) in zip(axes.flat, titles.items(), strict=True):
         rs = runs[key]
         throughput(ax, [(n, rs.get(n)) for n in rs.transports], title)
     _save(fig, path)
@@ -117,7 +117,7 @@ def fig19(runs: dict[str, Runs], path: Path) -> None:
     titles = {"fig19a": "(a) three of four 400 Gb/s T0-T1 links fail",
               "fig19b": "(b) three of four 100 Gb/s T0-T1 links fail, then return",
               "fig19c": "(c) two of four 100 Gb/s T0-T1 links fail together, then return"}
-    for ax, (key, title) in zip(axes, titles.items()):
+    for ax, (key, title) in zip(axes, titles.items(), strict=True):
         rs = runs[key]
         throughput(ax, [(n, rs.get(n)) for n in rs.transports], title, bidirectional=False)
     _save(fig, path)
@@ -158,7 +158,7 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
         activity(axes[1, col], r, f"{f2.src}->{f2.dst}", {"EV-A": a}, f"{name}: client2-server2", mark)
         ax = axes[2, col]
         n = _until(r, r.timeline.t)
-        for k, (flow, g) in enumerate(r.timeline.flows.items()):
+        for k, g in enumerate(r.timeline.flows.values()):
             ax.plot(r.timeline.t[:n], g[:n], lw=1.2, label=f"client{k + 1}-server{k + 1}")
         ax.axhline(M.line_goodput(r, False), color="k", ls=":", lw=0.8, label="one plane's line rate")
         ax.set_ylim(0, M.line_goodput(r, False) * 1.15)
@@ -278,7 +278,7 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
     target = rs.scenario.workload.flows[0].dst
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         r = rs.get(name)
         n = _until(r, r.timeline.t)
         for flow, g in r.timeline.flows.items():

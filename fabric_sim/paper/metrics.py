@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from fabric_sim.report import busy, collective
 from fabric_sim.run import RunResult
@@ -61,8 +61,8 @@ def phases(r: RunResult, series: list[float] | None = None) -> list[Phase]:
     end = steady_end(r)
     bounds = [0.0] + [s for s in stops if s < end] + [end]
     out = []
-    for a, b in zip(bounds, bounds[1:]):
-        vals = [g for t, g in zip(tl.t, series) if t - width >= a + settle and t <= b]
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        vals = [g for t, g in zip(tl.t, series, strict=True) if t - width >= a + settle and t <= b]
         out.append(Phase(a, b, sum(vals) / len(vals) if vals else float("nan"), len(vals)))
     return out
 
@@ -70,7 +70,7 @@ def phases(r: RunResult, series: list[float] | None = None) -> list[Phase]:
 def window_mean(r: RunResult, series: list[float], t0: float, t1: float) -> float:
     """Mean of a timeline series over the bins inside [t0, t1]."""
     width = r.timeline.t[0]
-    vals = [g for t, g in zip(r.timeline.t, series) if t - width >= t0 and t <= t1]
+    vals = [g for t, g in zip(r.timeline.t, series, strict=True) if t - width >= t0 and t <= t1]
     return sum(vals) / len(vals) if vals else float("nan")
 
 
@@ -125,7 +125,7 @@ def transients(r: RunResult) -> list[Transient]:
     tl, out = r.timeline, []
     width = tl.t[0]
     for p in phases(r)[1:]:
-        after = [(t, g) for t, g in zip(tl.t, tl.goodput) if t - width >= p.start - 1e-9 and t <= p.end]
+        after = [(t, g) for t, g in zip(tl.t, tl.goodput, strict=True) if t - width >= p.start - 1e-9 and t <= p.end]
         done = next((t for t, g in after if g >= RECOVERED * p.gbps), math.inf)
         low = min((g for t, g in after if t <= done), default=math.nan)
         dip = low / p.gbps if p.gbps > 0 else math.nan

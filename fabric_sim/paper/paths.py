@@ -45,8 +45,9 @@ def lossy_evs(r, flow: str, plane: int, t_loss: float) -> tuple[int, int]:
     the one that carried the plane's packets most after it."""
     per_ev = r.timeline.ev_tx[flow]
     width = r.timeline.t[0]
-    before = {ev: sum(n for t, n in zip(r.timeline.t, s) if t <= t_loss) for ev, s in per_ev.items()}
-    after = {ev: sum(n for t, n in zip(r.timeline.t, s) if t - width >= t_loss) for ev, s in per_ev.items()}
+    before = {ev: sum(n for t, n in zip(r.timeline.t, s, strict=True) if t <= t_loss) for ev, s in per_ev.items()}
+    after = {ev: sum(n for t, n in zip(r.timeline.t, s, strict=True) if t - width >= t_loss)
+             for ev, s in per_ev.items()}
     a = max((ev for ev in per_ev if ev_plane(ev) == plane), key=before.get)
     b = max((ev for ev in per_ev if ev_plane(ev) == plane and ev != a), key=after.get, default=a)
     return a, b

@@ -119,7 +119,8 @@ def _table(runs: Runs, f: Finding) -> dict[str, dict[float, dict[int, float]]]:
         loss = v.get("events[0].nic_rx_loss.rate", 0)
         out.setdefault(name, {}).setdefault(loss, {})[size] = M.collective_gbps(r)
         f.delivered(f"{name} {_mib(size)} loss {loss:g}", M.delivered_once(r))
-    f.numbers["gbps"] = {n: {str(l): {str(s): g for s, g in d.items()} for l, d in by.items()} for n, by in out.items()}
+    f.numbers["gbps"] = {n: {str(rate): {str(s): g for s, g in d.items()} for rate, d in by.items()}
+                         for n, by in out.items()}
     return out
 
 
@@ -286,7 +287,7 @@ def fig18(runs: Runs) -> Finding:
         means = {n: M.window_mean(r, g, M.settle_us(r), end) for n, g in r.timeline.flows.items()}
         incast = [v for n, v in means.items() if n != victim]
         width = r.timeline.t[0]
-        low = min((g for t, g in zip(r.timeline.t, r.timeline.flows[victim]) if t - width >= M.settle_us(r)
+        low = min((g for t, g in zip(r.timeline.t, r.timeline.flows[victim], strict=True) if t - width >= M.settle_us(r)
                    and t <= end), default=float("nan")) / line
         f.numbers[name] = {"victim": means[victim] / line, "victim_low": low, "jain": M.jain(incast),
                            "incast_total": sum(incast) / line, "delivered_once": M.delivered_once(r)}

@@ -23,7 +23,6 @@ CLAIMS = [
 def fig15(runs: Runs) -> Finding:
     f = Finding("fig15")
     pts = sorted((v["workload.message_bytes"], r) for v, r in runs.by_transport("mrc"))
-    bad = [f"{s >> 10} KiB" for s, r in pts if not M.delivered_once(r)]
     for s, r in pts:
         f.delivered(f"mrc {s >> 10} KiB", M.delivered_once(r))
     gbps = {s: M.collective_gbps(r) for s, r in pts}

@@ -17,8 +17,8 @@ plane (the paper's Fig. 14 forces two flows onto one EV).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology

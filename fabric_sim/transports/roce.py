@@ -30,14 +30,25 @@ import heapq
 import ipaddress
 import itertools
 from collections import Counter, deque
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
+from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
 from mrc_wire import packet as W
 from mrc_wire.constants import (
-    DSCP_DEFAULTS, ECN_CE, ECT0, ETH_LEN, IPV6_LEN, NACK_PSN_SEQUENCE, OP_ACK, OP_NACK, OP_WRITE_FIRST, OP_WRITE_LAST,
-    OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane,
+    DSCP_DEFAULTS,
+    ECN_CE,
+    ECT0,
+    ETH_LEN,
+    IPV6_LEN,
+    NACK_PSN_SEQUENCE,
+    OP_ACK,
+    OP_NACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_MIDDLE,
+    OP_WRITE_ONLY,
+    ev_plane,
 )
-from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
 from nic_model.ev import EvProfile
 from nic_model.qp import Segment, Stats, psn_add, psn_diff
 from sim_core.sim import Sim

@@ -8,22 +8,21 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import finsy as fy
 import pytest
 import yaml
 
-import finsy as fy
-
 from control_plane import cli, installer
 from control_plane import nic_plan as N
-from testbed import toolchain
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from testbed.bmv2 import Bmv2Switch, free_port
 from control_plane.p4_entities import P4InfoMismatch
 from control_plane.session import Session
 from control_plane.topology import Device
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import DEMO_TOPOLOGY, TOPO
+from testbed import toolchain
+from testbed.bmv2 import Bmv2Switch, free_port
 
 NAMES = S.switch_names(TOPO)
 

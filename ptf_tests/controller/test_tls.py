@@ -27,7 +27,7 @@ from testbed.bmv2 import Bmv2Switch, ServerTls
 
 NAME = "t0-p0-r0"
 SERVER_NAME = "t0-p0-r0.fabric.lab"
-EXPIRED_AT = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(days=2)
+EXPIRED_AT = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(days=2)
 REFUSAL_BUDGET = 6.0  # seconds: a refusal is quick (the probe's own limit is 3 s)
 
 
@@ -37,7 +37,7 @@ def lab(tmp_path_factory):
     reason = bmv2_skip_reason()
     if reason:
         pytest.skip(f"BMv2: {reason}")
-    from testbed.certs import make_ca  # noqa: PLC0415
+    from testbed.certs import make_ca
 
     d = tmp_path_factory.mktemp("pki")
     ca, other = make_ca(d, "lab-ca"), make_ca(d, "other-ca")
@@ -128,22 +128,39 @@ def refused_cases(d):
     cert_refused = f"error: {NAME}: TLS refused at {addr}: the device refused this controller's client certificate: "
     when = EXPIRED_AT.strftime("%Y-%m-%d %H:%M:%S UTC")
     return {
-        "no certificate": ({"ca_cert": str(d / "lab-ca.crt")}, cert_refused
-                           + "none was given (tls.cert and tls.key are not set) and the device requires one"),
-        "another CA": ({"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "stranger.crt"), "key": str(d / "stranger.key")},
-                       cert_refused + f"{d / 'stranger.crt'} is issued by 'CN=other-ca', not by the CA in tls.ca_cert ('CN=lab-ca')"),
-        "expired": ({"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "expired.crt"), "key": str(d / "expired.key")},
-                    cert_refused + f"{d / 'expired.crt'} expired on {when}"),
-        "plaintext": (None, f"error: {NAME}: plaintext refused at {addr}: the device requires TLS "
-                            "(it answered a TLS handshake); give its tls settings (ca_cert, cert, key)"),
+        "no certificate": (
+            {"ca_cert": str(d / "lab-ca.crt")},
+            cert_refused + "none was given (tls.cert and tls.key are not set) and the device requires one",
+        ),
+        "another CA": (
+            {"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "stranger.crt"), "key": str(d / "stranger.key")},
+            cert_refused
+            + f"{d / 'stranger.crt'} is issued by 'CN=other-ca', not by the CA in tls.ca_cert ('CN=lab-ca')",
+        ),
+        "expired": (
+            {"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "expired.crt"), "key": str(d / "expired.key")},
+            cert_refused + f"{d / 'expired.crt'} expired on {when}",
+        ),
+        "plaintext": (
+            None,
+            f"error: {NAME}: plaintext refused at {addr}: the device requires TLS "
+            "(it answered a TLS handshake); give its tls settings (ca_cert, cert, key)",
+        ),
         # The controller's side of the handshake: it checks the switch too.
-        "switch not trusted": ({"ca_cert": str(d / "other-ca.crt"), "cert": str(d / "controller.crt"),
-                                "key": str(d / "controller.key")},
-                               f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate is not trusted "
-                               f"by tls.ca_cert ({d / 'other-ca.crt'}): self signed certificate in certificate chain"),
-        "wrong server name": ({"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "controller.crt"),
-                               "key": str(d / "controller.key"), "server_name": "t9.fabric.lab"},
-                              f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate does not name 't9.fabric.lab'"),
+        "switch not trusted": (
+            {"ca_cert": str(d / "other-ca.crt"), "cert": str(d / "controller.crt"), "key": str(d / "controller.key")},
+            f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate is not trusted "
+            f"by tls.ca_cert ({d / 'other-ca.crt'}): self signed certificate in certificate chain",
+        ),
+        "wrong server name": (
+            {
+                "ca_cert": str(d / "lab-ca.crt"),
+                "cert": str(d / "controller.crt"),
+                "key": str(d / "controller.key"),
+                "server_name": "t9.fabric.lab",
+            },
+            f"error: {NAME}: TLS handshake failed at {addr}: the device's certificate does not name 't9.fabric.lab'",
+        ),
     }
 
 

@@ -6,7 +6,6 @@ complete its messages, also when one spine trims."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from control_plane import addressing as A
@@ -15,10 +14,10 @@ from control_plane.counters import read_total
 from fabric_sim.on_bmv2 import Bmv2Fabric
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState
-from sim_core.realtime import RealClock
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
+from sim_core.realtime import RealClock
 from testbed.links import host_poller, sock
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2

@@ -15,8 +15,21 @@ from scapy.layers.inet6 import IPv6
 from scapy.packet import Packet, bind_layers
 
 from mrc_wire.constants import (  # noqa: F401 (the one source; re-exported for tests)
-    DATA_OPCODES, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, OP_ACK, OP_NACK, OP_PROBE, OP_SACK, OP_WRITE_FIRST,
-    OP_WRITE_LAST, OP_WRITE_LAST_IMM, OP_WRITE_MIDDLE, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM, ROCE_PORT, SACK_BITS,
+    DATA_OPCODES,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    OP_ACK,
+    OP_NACK,
+    OP_PROBE,
+    OP_SACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_LAST_IMM,
+    OP_WRITE_MIDDLE,
+    OP_WRITE_ONLY,
+    OP_WRITE_ONLY_IMM,
+    ROCE_PORT,
+    SACK_BITS,
 )
 
 
@@ -88,7 +101,13 @@ bind_layers(BTH, MRCNack, opcode=OP_NACK)
 bind_layers(BTH, MRCProbe, opcode=OP_PROBE)
 
 
-EXTENSIONS = {**{op: MRCData for op in DATA_OPCODES}, OP_ACK: MRCAck, OP_SACK: MRCAck, OP_NACK: MRCNack, OP_PROBE: MRCProbe}
+EXTENSIONS = {
+    **{op: MRCData for op in DATA_OPCODES},
+    OP_ACK: MRCAck,
+    OP_SACK: MRCAck,
+    OP_NACK: MRCNack,
+    OP_PROBE: MRCProbe,
+}
 
 
 class Mrc:

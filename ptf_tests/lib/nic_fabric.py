@@ -11,8 +11,8 @@ from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from ptf_tests.lib import headers as H
 from nic_model.ev import EvProfile
+from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
 
 ME, PEER, SAME_ROW_PEER = 0, 3, 1
@@ -29,7 +29,9 @@ def addr(nic: int) -> str:
     return str(A.nic_address(TOPO, nic))
 
 
-def host_data(dst: int = PEER, psn: int = 5, payload: bytes = bytes(range(64)), qpn: int = PEER_QPN, fl: int = 0x30000) -> Ether:
+def host_data(
+    dst: int = PEER, psn: int = 5, payload: bytes = bytes(range(64)), qpn: int = PEER_QPN, fl: int = 0x30000
+) -> Ether:
     """A data packet as the host transport hands it to its NIC. BTH.dqpn is
     the peer's QP; the NIC's qp_ev table is keyed by it."""
     return Ether(src=HOST_MAC, dst=NIC_MAC) / _inner(addr(ME), addr(dst), qpn, psn, payload, fl, D["data_trimmable"], 2)
@@ -67,7 +69,9 @@ def encapsulated(inner: IPv6, ev: int, src_nic: int, dst_nic: int, dscp: int, ec
     t0 = A.usid(A.TIER_T0, p, src_nic // TOPO.hosts_per_t0)
     outer = IPv6(src=str(A.carrier(TOPO, [t0, A.usid(A.TIER_DL, p, k)])), dst=carrier(p, src_nic, dst_nic, spine),
                  tc=(dscp << 2) | ecn, fl=inner.fl, nh=41, hlim=64, plen=len(bytes(inner)))
-    eth = Ether(src=A.mac_str(A.nic_mac(p, src_nic)), dst=A.mac_str(A.switch_mac(t0, TOPO.t0_downlink_port(k))), type=0x86DD)
+    eth = Ether(
+        src=A.mac_str(A.nic_mac(p, src_nic)), dst=A.mac_str(A.switch_mac(t0, TOPO.t0_downlink_port(k))), type=0x86DD
+    )
     return Ether(bytes(eth) + bytes(outer)[:40] + bytes(inner))
 
 
@@ -75,5 +79,7 @@ def from_fabric(src_nic: int, dst_nic: int, ev: int, *, outer_dscp: int | None =
                 inner_ecn: int = 2, payload: bytes = bytes(200), psn: int = 9, qpn: int = QPN) -> Ether:
     """A data packet from `src_nic` to `dst_nic` as it arrives off the fabric."""
     inner = _inner(addr(src_nic), addr(dst_nic), qpn, psn, payload, 0, D["data_trimmable"], inner_ecn)
-    frame = encapsulated(inner, ev, src_nic, dst_nic, D["data_trimmable"] if outer_dscp is None else outer_dscp, outer_ecn)
+    frame = encapsulated(
+        inner, ev, src_nic, dst_nic, D["data_trimmable"] if outer_dscp is None else outer_dscp, outer_ecn
+    )
     return frame

@@ -12,17 +12,17 @@ import pytest
 
 from control_plane import nic_plan as N
 from control_plane.ev_control import NicEvControl
-from testbed.targets import NicBmv2Target
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState, ev_plane
 from nic_model.nic_pipeline import NicModel
-from sim_core.realtime import RealClock
-from sim_core.sim import Sim
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
+from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
+from sim_core.realtime import RealClock
+from sim_core.sim import Sim
 from testbed.links import Link, host_poller, sock
 from testbed.settle import Settler, nic_progress
-from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, PORTS, addr
+from testbed.targets import NicBmv2Target
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 

@@ -118,6 +118,6 @@ def test_port_tx_counts_frames_as_they_leave(bmv2_nic):
     before = {p: t.session.counter("nic_port_tx", p) for p in ports}
     out = t.burst([(N.plane_port(REVERSE & 7), _stub(TOPO.dscp["trimmed"]))])
     sent = {p: (sum(1 for q, _ in out if q == p), sum(len(f) for q, f in out if q == p)) for p in ports}
-    got = {p: tuple(a - b for a, b in zip(t.session.counter("nic_port_tx", p), before[p])) for p in ports}
+    got = {p: tuple(a - b for a, b in zip(t.session.counter("nic_port_tx", p), before[p], strict=True)) for p in ports}
     assert sent == {N.HOST_PORT: (1, 256 - 40), N.plane_port(REVERSE & 7): (1, 122)}
     assert got == {N.HOST_PORT: (1, 256), N.plane_port(REVERSE & 7): (1, 256)}

@@ -7,7 +7,18 @@ from scapy.layers.l2 import Ether
 from control_plane import nic_plan as N
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.nic_fabric import (
-    D, HOST_MAC, ME, NIC_MAC, PEER, PEER_QPN, PROFILE, SAME_ROW_PEER, carrier, encapsulated, from_fabric, host_data,
+    HOST_MAC,
+    ME,
+    NIC_MAC,
+    PEER,
+    PEER_QPN,
+    PROFILE,
+    SAME_ROW_PEER,
+    D,
+    carrier,
+    encapsulated,
+    from_fabric,
+    host_data,
 )
 
 EV = PROFILE.home[3]  # plane 1
@@ -118,7 +129,9 @@ def test_unknown_qp_from_host_dropped(nic_target):
 
 
 def test_non_mrc_from_host_dropped(nic_target):
-    frame = Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(src="fd00:0:0:1::", dst="fd00:0:0:1::1:1") / UDP(dport=53) / bytes(30)
+    frame = (
+        Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(src="fd00:0:0:1::", dst="fd00:0:0:1::1:1") / UDP(dport=53) / bytes(30)
+    )
     _dropped(nic_target, N.HOST_PORT, frame, "not_mrc")
 
 

@@ -11,8 +11,7 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from nic_model.ev import EvEvent, EvProfile, ev_plane
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import D, ME, PEER, PROFILE, SAME_ROW_PEER, encapsulated, host_control, host_data
-
+from ptf_tests.lib.nic_fabric import ME, PEER, PROFILE, SAME_ROW_PEER, D, encapsulated, host_control, host_data
 
 ROTATION_RESET = "the QP's rotation back at slot 0 (BMv2 Thrift register_reset qp_rotation)"
 
@@ -81,7 +80,7 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
     """ACK, SACK and NACK ride the QP's reverse EV that the host wrote in
     the inner headers; the EV they echo (in the extension) may be another
     plane's (docs/nic.md)."""
-    from ptf_tests.lib import headers as H  # noqa: PLC0415
+    from ptf_tests.lib import headers as H
 
     echoed, path = PROFILE.home[0], PROFILE.home[1]
     assert ev_plane(echoed) != ev_plane(path)

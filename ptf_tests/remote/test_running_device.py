@@ -62,7 +62,7 @@ def test_suite_runs_against_an_externally_started_bmv2(program):
         assert passed > 0 and all("remote device" in why for _, _, why in skips), skips
         with Session(Device(f"ext-{program}", dev.grpc_addr, dev.device_id), p4info, loaded=True) as s:
             after = s.snapshot(tables, defaults)
-    key = lambda e: repr(e)  # noqa: E731
+    key = lambda e: repr(e)  # noqa: E731 (a one-line helper)
     assert sorted(after, key=key) == sorted(before, key=key)
 
 
@@ -87,8 +87,8 @@ def test_suite_runs_against_a_device_that_requires_mutual_tls(tmp_path):
     """The remote mode over TLS (--p4rt-ca-cert/--p4rt-cert/--p4rt-key), on
     a BMv2 started here with client authentication; without the client
     certificate the same run is refused, naming the TLS cause."""
-    from testbed.bmv2 import ServerTls  # noqa: PLC0415
-    from testbed.certs import make_ca  # noqa: PLC0415
+    from testbed.bmv2 import ServerTls
+    from testbed.certs import make_ca
 
     ca = make_ca(tmp_path, "lab-ca")
     server = ca.issue(tmp_path, "switch", server_names=("127.0.0.1", "localhost"))

@@ -19,7 +19,7 @@ def test_fuzzed_frames_match_the_model_and_are_all_accounted_for(target):
     ports0 = {p: target.port_counts(p) for p in T0_PORTS}
     outs = target.burst(frames)
     drops = {r: target.drop_count(r) - drops0[r] for r in SWITCH_DROPS}
-    ports = {p: tuple(a - b for a, b in zip(target.port_counts(p), ports0[p])) for p in T0_PORTS}
+    ports = {p: tuple(a - b for a, b in zip(target.port_counts(p), ports0[p], strict=True)) for p in T0_PORTS}
 
     model = SwitchModelTarget(T0, T0_PORTS)
     expected = model.burst(frames)

@@ -22,9 +22,9 @@ from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
 from mrc_wire.constants import UNROUTABLE_PREFIXES
-from switch_model.pipeline import unroutable
 from ptf_tests.lib.fabric import NEIGHBOUR, T0, T0_PORTS, TOPO, carrier, sid_dl, sid_t0, sid_t1
 from ptf_tests.lib.kernel_switch import KernelSwitch, kernel_unavailable
+from switch_model.pipeline import unroutable
 from testbed.targets import burst, ptf_dataplane
 
 SEED = 9800

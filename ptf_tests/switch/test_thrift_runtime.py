@@ -17,7 +17,9 @@ def test_out_of_range_index_is_refused_with_the_servers_code(bmv2_t0):
 
 
 def test_unknown_register_is_named_with_the_known_ones(bmv2_t0):
-    with pytest.raises(ThriftError, match=r"register 'no_such' is not in the running program \(registers: port_qdepth\)"):
+    with pytest.raises(
+        ThriftError, match=r"register 'no_such' is not in the running program \(registers: port_qdepth\)"
+    ):
         bmv2_t0.bmv2.runtime().register_write("no_such", 0, 1)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from control_plane import config, topology, tls
+from control_plane import config, tls, topology
 from fabric_sim import scenario
 from tests.sim.helpers import SMALL
 
@@ -23,17 +23,25 @@ def test_three_mistakes_in_three_sections_are_three_errors():
            "transports": [{"kind": "mrc", "evs_per_qp": 0}]}
     assert errors(doc) == [
         ("links.nic_gbps", "expected a number, got 'fast'"),
-        ("workload.pattern", "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce', 'sendrecv' "
-                             "or 'flows'"),
+        (
+            "workload.pattern",
+            "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce', 'sendrecv' or 'flows'",
+        ),
         ("transports[0].evs_per_qp", "0 is outside 1..65536"),
     ]
 
 
 def test_three_mistakes_in_one_section_are_three_errors():
     doc = {**BASE, "endpoint": {"mtu": 10, "retry_limit": -1, "acks": 1}}
-    assert errors(doc) == [("endpoint.mtu", "10 is outside 64..9000"), ("endpoint.retry_limit", "-1 is outside 0..1000"),
-                           ("endpoint.acks", "unknown key (expected mtu, rto_us, retry_limit, probe_interval_us, "
-                                             "reorder_window_us, tx_backlog, ack_bytes)")]
+    assert errors(doc) == [
+        ("endpoint.mtu", "10 is outside 64..9000"),
+        ("endpoint.retry_limit", "-1 is outside 0..1000"),
+        (
+            "endpoint.acks",
+            "unknown key (expected mtu, rto_us, retry_limit, probe_interval_us, "
+            "reorder_window_us, tx_backlog, ack_bytes)",
+        ),
+    ]
 
 
 def test_three_mistakes_against_the_topology_are_three_errors():
@@ -60,4 +68,4 @@ def test_keyword_construction_and_defaults_written_once():
 
     assert LinkConfig is scenario.Links and scenario.Links().nic_gbps == 100.0
     with pytest.raises(TypeError):
-        scenario.Transport("mrc", "mrc")  # noqa: the positional form is gone
+        scenario.Transport("mrc", "mrc")  # the positional form is gone

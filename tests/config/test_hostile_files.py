@@ -16,7 +16,7 @@ from tests.sim.helpers import SMALL
 
 BASE = {"topology": SMALL, "workload": {"pattern": "permutation", "message_bytes": 1000}}
 LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 def refused(path, load=scenario.load) -> config.ConfigError:
@@ -140,7 +140,10 @@ def test_a_sweep_key_with_a_bad_index_is_one_line():
 
 def test_sweep_values_are_checked_one_by_one():
     path, reason = error(sweep={"workload.message_bytes": [10, 20, "big"], "seed": [1, 2]})
-    assert (path, reason) == ("sweep (workload.message_bytes=big): workload.message_bytes", "expected an integer, got 'big'")
+    assert (path, reason) == (
+        "sweep (workload.message_bytes=big): workload.message_bytes",
+        "expected an integer, got 'big'",
+    )
 
 
 def test_sweep_checks_parse_each_value_not_each_combination(monkeypatch):

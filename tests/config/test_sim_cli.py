@@ -9,8 +9,7 @@ import re
 import pytest
 import yaml
 
-from fabric_sim import cli
-from fabric_sim import on_bmv2, parallel
+from fabric_sim import cli, on_bmv2, parallel
 from fabric_sim.paper import __main__ as paper
 from tests.sim.helpers import SMALL
 
@@ -91,7 +90,9 @@ def undocumented_flags(help_text: str) -> list[str]:
     for i, line in enumerate(lines):
         if line.startswith("  -"):
             on_line = len(re.split(r"\s{2,}", line.strip())) > 1
-            below = i + 1 < len(lines) and lines[i + 1].startswith(" " * 8) and not lines[i + 1].lstrip().startswith("-")
+            below = (
+                i + 1 < len(lines) and lines[i + 1].startswith(" " * 8) and not lines[i + 1].lstrip().startswith("-")
+            )
             if not (on_line or below):
                 out.append(line.strip())
     return out

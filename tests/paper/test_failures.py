@@ -15,7 +15,7 @@ def test_fig09a_each_nic_link_down_costs_one_planes_share_and_the_peer_learns_wi
         {"src": "nic-0", "dst": "nic-1", "messages": 76}, {"src": "nic-1", "dst": "nic-0", "messages": 76}])
     ratios = f.numbers["mrc_ratio"]
     assert len(ratios) == 7 and f.numbers["mrc_delivered_once"]
-    for got, down in zip(ratios[1:], [1, 2, 3, 2, 1, 0]):
+    for got, down in zip(ratios[1:], [1, 2, 3, 2, 1, 0], strict=True):
         assert abs(got / ((8 - down) / 8) - 1) <= F.STEP_TOL, (down, got, ratios)
     assert f.numbers["peer_delay_us"] <= F.PEER_RTTS * runs.get("mrc").base_rtt
     # The transient after each of the 6 events, measured: the model remaps at once, so each is one 10 µs bin.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim import footprint, run as run_mod
+from fabric_sim import footprint
+from fabric_sim import run as run_mod
 from fabric_sim.fields import ScenarioError
 from tests.sim.helpers import make
 
@@ -33,7 +34,9 @@ def test_too_big_names_the_need_the_counts_and_the_free_memory():
     need = footprint.estimate(topo, 16)
     assert footprint.too_big(topo, 16, free=need) is None
     why = footprint.too_big(topo, 16, free=need - 1)
-    assert why.startswith(f"the fabric would need about {need / 2**20:.0f} MiB (16 NICs, 32 switches, 128 cables, 16 QPs)")
+    assert why.startswith(
+        f"the fabric would need about {need / 2**20:.0f} MiB (16 NICs, 32 switches, 128 cables, 16 QPs)"
+    )
     assert footprint.size(3 << 29) == "1.5 GiB" and footprint.size(5 << 20) == "5 MiB"
 
 
@@ -45,7 +48,9 @@ def test_a_run_too_big_for_the_machine_is_refused_before_the_fabric_is_built(mon
         raise AssertionError("the fabric was built")
 
     monkeypatch.setattr(run_mod, "Fabric", never)
-    with pytest.raises(ScenarioError, match=r"^topology: the fabric would need about .* and this machine has 1 MiB free"):
+    with pytest.raises(
+        ScenarioError, match=r"^topology: the fabric would need about .* and this machine has 1 MiB free"
+    ):
         run_mod.run(sc, sc.transports[0])
 
 
@@ -59,7 +64,7 @@ def test_building_prints_progress():
 
 
 def test_mrc_sim_refuses_a_fabric_too_big_in_one_line_before_building(tmp_path, capsys, monkeypatch):
-    from fabric_sim import cli  # noqa: PLC0415
+    from fabric_sim import cli
 
     monkeypatch.setattr(footprint, "available", lambda: 1 << 20)
     assert cli.main([str(cli.DEFAULT), "--out", str(tmp_path), "--quiet", "--no-plots"]) == 2

@@ -30,7 +30,7 @@ def ramp_rtts(pattern: str, size: int, qps_per_pair: int = 1) -> float:
     line = line_goodput(r, bidirectional=pattern == "all_to_all") * 16
     k = 3  # bins per base RTT
     mean = [sum(r.timeline.goodput[max(0, i - k + 1):i + 1]) / k / line for i in range(len(r.timeline.goodput))]
-    return next((t / r.base_rtt for t, g in zip(r.timeline.t, mean) if g >= LINE), float("inf"))
+    return next((t / r.base_rtt for t, g in zip(r.timeline.t, mean, strict=True) if g >= LINE), float("inf"))
 
 
 @pytest.mark.parametrize("pattern, size, qps", [("permutation", 4 << 20, 1), ("all_to_all", 256 << 10, 1),

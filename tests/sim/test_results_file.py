@@ -69,8 +69,12 @@ def test_packet_totals_reconcile_from_the_file_alone(tmp_path, capsys):
     assert [r["transport"] for r in doc["runs"]] == ["mrc", "roce"]
     for r in doc["runs"]:
         p = r["packets"]
-        assert p["sent"] + p["nacks_from_nics"] == p["delivered"] + sum(p["dropped"].values()) + p["in_flight"], r["transport"]
-        assert p["dropped"] == r["drops"] and p["dropped"]["link:random_loss"] > 0 and p["dropped"]["link:link_down"] > 0
+        assert p["sent"] + p["nacks_from_nics"] == p["delivered"] + sum(p["dropped"].values()) + p["in_flight"], r[
+            "transport"
+        ]
+        assert (
+            p["dropped"] == r["drops"] and p["dropped"]["link:random_loss"] > 0 and p["dropped"]["link:link_down"] > 0
+        )
         once = r["exactly_once"]
         assert once["posted_bytes"] == once["placed_bytes"] == 200_000
         assert (once["duplicate_bytes"], once["missing_bytes"], once["stray_bytes"]) == (0, 0, 0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from fabric_sim.run import run
 from fabric_sim.transports import dcqcn
 from fabric_sim.transports.dcqcn import Dcqcn
-from fabric_sim.run import run
 from mrc_wire import ids
 from mrc_wire.constants import ev_spine
 from tests.sim.helpers import exactly_once, make

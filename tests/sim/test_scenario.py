@@ -73,10 +73,14 @@ def test_errors_name_the_field(patch, path, words):
 
 def test_a_valid_file_with_every_event_kind_parses():
     events = [
-        {"at_us": 1, "link_down": ["nic-1", "t0-p2-r0"]}, {"at_us": 2, "link_up": ["t0-p0-r1", "t1-p0-s3"]},
-        {"at_us": 3, "switch_down": "t1-p1-s0"}, {"at_us": 4, "switch_up": "t0-p3-r3"},
-        {"at_us": 5, "plane_down": 3}, {"at_us": 6, "plane_up": 3},
-        {"at_us": 7, "nic_port_down": {"nic": "nic-15", "plane": 0}}, {"at_us": 8, "nic_port_up": {"nic": "nic-15", "plane": 0}},
+        {"at_us": 1, "link_down": ["nic-1", "t0-p2-r0"]},
+        {"at_us": 2, "link_up": ["t0-p0-r1", "t1-p0-s3"]},
+        {"at_us": 3, "switch_down": "t1-p1-s0"},
+        {"at_us": 4, "switch_up": "t0-p3-r3"},
+        {"at_us": 5, "plane_down": 3},
+        {"at_us": 6, "plane_up": 3},
+        {"at_us": 7, "nic_port_down": {"nic": "nic-15", "plane": 0}},
+        {"at_us": 8, "nic_port_up": {"nic": "nic-15", "plane": 0}},
         {"at_us": 9, "link_loss": {"link": ["t0-p0-r0", "t1-p0-s0"], "rate": 0.01}},
         {"at_us": 10, "link_rate": {"link": ["t0-p0-r0", "t1-p0-s0"], "gbps": 25}},
         {"at_us": 11, "link_latency": {"link": ["t0-p0-r0", "t1-p0-s0"], "us": 2}},

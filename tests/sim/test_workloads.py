@@ -20,7 +20,12 @@ def test_all_to_all_and_incast_pairs():
     a2a = workload.build(Workload(pattern="all_to_all", message_bytes=1000, messages=2, hosts=4), 16, seed=1)
     assert Counter((m.src, m.dst) for m in a2a) == {(a, b): 2 for a in range(4) for b in range(4) if a != b}
     inc = workload.build(Workload(pattern="incast", message_bytes=1000, fan_in=5, target=3), 16, seed=1)
-    assert len(inc) == 5 and {m.dst for m in inc} == {3} and len({m.src for m in inc}) == 5 and 3 not in {m.src for m in inc}
+    assert (
+        len(inc) == 5
+        and {m.dst for m in inc} == {3}
+        and len({m.src for m in inc}) == 5
+        and 3 not in {m.src for m in inc}
+    )
 
 
 def test_ring_allreduce_runs_2_n_minus_1_steps():
