@@ -185,6 +185,21 @@ def cut_short(ip: bytes) -> bool:
     return len(ip) < need + EXT_LEN.get(ip[IPV6_LEN + UDP_LEN], 0)
 
 
+class PacketHost:
+    """What a NIC's host runs (the MRC endpoint, the RoCE endpoint): it
+    takes packets its NIC parsed (`deliver`); `receive` parses bytes for it
+    (a NIC that hands over bytes: BMv2, the path fabric of the tests)."""
+
+    def deliver(self, pkt: Mrc) -> None:
+        raise NotImplementedError
+
+    def receive(self, raw: bytes) -> None:
+        """A packet from the NIC, as bytes (its IPv6 header on)."""
+        pkt = parse(raw)
+        if pkt is not None:
+            self.deliver(pkt)
+
+
 def parse(raw: bytes) -> Mrc | None:
     try:
         return Mrc(raw)

@@ -59,7 +59,7 @@ def _addr(a: str | bytes) -> bytes:
     return a if isinstance(a, bytes) else ipaddress.IPv6Address(a).packed
 
 
-class Endpoint(LossRecovery, PathState):
+class Endpoint(LossRecovery, PathState, W.PacketHost):
     """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
     NIC calls `receive` with what arrives for this endpoint. Times in µs."""
 
@@ -239,12 +239,6 @@ class Endpoint(LossRecovery, PathState):
             self._arm_timer()
 
     # ---- receive --------------------------------------------------------------
-    def receive(self, raw: bytes) -> None:
-        """A packet from the NIC, as bytes (its IPv6 header on)."""
-        pkt = W.parse(raw)
-        if pkt is not None:
-            self.deliver(pkt)
-
     def deliver(self, pkt: W.Mrc) -> None:
         """A packet from the NIC, already parsed by it."""
         qp = self.qps.get(pkt.dqpn)

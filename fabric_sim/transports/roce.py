@@ -90,7 +90,7 @@ class RoceQp:
         return self.error is None and bool(self.segs)
 
 
-class RoceEndpoint:
+class RoceEndpoint(W.PacketHost):
     """The RoCE transport of one NIC; the same interface as the MRC
     endpoint towards the fabric (transmit, receive) and the driver."""
 
@@ -239,12 +239,6 @@ class RoceEndpoint:
             self._arm_timer()
 
     # ---- receive -------------------------------------------------------
-    def receive(self, raw: bytes) -> None:
-        """A packet from the NIC, as bytes (its IPv6 header on)."""
-        pkt = W.parse(raw)
-        if pkt is not None:
-            self.deliver(pkt)
-
     def deliver(self, pkt: W.Mrc) -> None:
         """A packet from the NIC, already parsed by it."""
         qp = self.qps.get(pkt.dqpn)
