@@ -17,9 +17,11 @@ from mrc_wire.constants import NIC_MAX_QPS, NIC_MAX_SLOTS
 FAN_IN = 8  # incast senders when the file names none (fewer on a smaller fabric)
 
 
-def workload(w: Any, topo: T.Topology, flow_cls: type) -> Any:
+def workload(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> Any:
     """The workload with its fabric-dependent defaults filled in (fan_in,
-    flows by NIC index), or ConfigError (paths relative to `workload`)."""
+    flows by NIC index), or ConfigError (paths relative to `workload`).
+    `flow_cls`, `entry_cls`: the scenario's Flow and FlowEntry (the format
+    lives there; passed in so this module does not import it back)."""
     errors: list[tuple[str, str]] = []
     n = w.hosts or topo.nics
     if w.hosts is not None and w.hosts > topo.nics:
@@ -34,7 +36,7 @@ def workload(w: Any, topo: T.Topology, flow_cls: type) -> Any:
     flows: tuple[Any, ...] = ()
     if w.pattern == "flows":
         try:
-            flows = _flows(w, topo, flow_cls)
+            flows = _flows(w, topo, flow_cls, entry_cls)
         except ConfigError as exc:
             errors += exc.prefixed("flows").errors
     elif w.flows:
@@ -44,15 +46,13 @@ def workload(w: Any, topo: T.Topology, flow_cls: type) -> Any:
     return w.model_copy(update={"fan_in": fan_in, "flows": flows})
 
 
-def _flows(w: Any, topo: T.Topology, flow_cls: type) -> tuple[Any, ...]:
-    from fabric_sim.scenario import FlowEntry  # the format lives with the scenario
-
+def _flows(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> tuple[Any, ...]:
     if not w.flows:
         raise ConfigError("", "pattern flows needs a non-empty list of {src, dst}")
     out, seen, errors = [], set(), []
     for i, raw in enumerate(w.flows):
         try:
-            f = validate(FlowEntry, raw)
+            f = validate(entry_cls, raw)
             src, dst = (topo.device(scenario_events.device(topo, getattr(f, k), k, ("nic",))).index
                         for k in ("src", "dst"))
             if src == dst or (src, dst) in seen:

@@ -236,7 +236,7 @@ class Scenario(Model):
     @classmethod
     def _workload(cls, w: Workload, info: ValidationInfo) -> Workload:
         topo = info.data.get("topology")
-        return capacity.workload(w, topo, Flow) if topo is not None else w
+        return capacity.workload(w, topo, Flow, FlowEntry) if topo is not None else w
 
     @model_validator(mode="after")
     def _finish(self) -> Scenario:

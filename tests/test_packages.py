@@ -76,3 +76,36 @@ def test_no_private_member_is_used_across_modules():
                     if ast.unparse(node) not in FOREIGN_PRIVATE:
                         bad.append(f"{f.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}")
     assert not bad, "\n".join(bad)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (at any depth of the file)."""
+    files = {".".join(f.relative_to(REPO).with_suffix("").parts): f for pkg in ALLOWED for f in (REPO / pkg).rglob("*.py")}
+    mods = {m.removesuffix(".__init__") for m in files}
+    graph: dict[str, set[str]] = {}
+    for name, f in files.items():
+        out = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Import):
+                out |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        graph[name.removesuffix(".__init__")] = {m for m in out if m in mods} - {name.removesuffix(".__init__")}
+    return graph
+
+
+def test_no_two_modules_import_each_other():
+    """No import cycle between modules (a shared part belongs in a module both import)."""
+    graph, cycles = _module_graph(), []
+    for a, deps in graph.items():
+        for b in deps:
+            seen, stack = set(), [b]
+            while stack:
+                m = stack.pop()
+                if m == a:
+                    cycles.append(f"{a} -> {b} -> ... -> {a}")
+                    break
+                if m not in seen:
+                    seen.add(m)
+                    stack.extend(graph.get(m, ()))
+    assert not cycles, "\n".join(sorted(set(cycles)))
