@@ -80,7 +80,8 @@ def test_no_private_member_is_used_across_modules():
 
 def _module_graph() -> dict[str, set[str]]:
     """Project module -> the project modules it imports (at any depth of the file)."""
-    files = {".".join(f.relative_to(REPO).with_suffix("").parts): f for pkg in ALLOWED for f in (REPO / pkg).rglob("*.py")}
+    files = {".".join(f.relative_to(REPO).with_suffix("").parts): f
+             for pkg in ALLOWED for f in (REPO / pkg).rglob("*.py")}
     mods = {m.removesuffix(".__init__") for m in files}
     graph: dict[str, set[str]] = {}
     for name, f in files.items():
