@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from typing import Protocol
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
@@ -36,13 +35,6 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
     return 8 * c.prop_us + (data + ack) * per_byte
 
 
-class Host(Protocol):
-    """What a NIC's host runs (the MRC or the RoCE endpoint): it takes the
-    packets its NIC parsed for it."""
-
-    def deliver(self, pkt: W.Mrc) -> None: ...
-
-
 class SwitchNode:
     __slots__ = ("dev", "model", "egress", "unrouted", "_process")
 
@@ -64,12 +56,15 @@ class SwitchNode:
 
 
 class NicNode:
-    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng")
+    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
 
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
         self.n, self.model, self.egress = n, model, {}
         self.egress: dict[int, Egress]
-        self.endpoint: Host | None = None
+        self.endpoint: W.PacketHost | None = None  # the MRC or the RoCE endpoint
+        # Packets the host handed this NIC, and this NIC handed its host:
+        # counted where they happen (fabric_sim/tally.py sums them).
+        self.from_host = self.to_host = 0
         self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
         # (peer QP, EV) -> share of what this NIC sends there that it drops:
         # the paper's per-EV error injection (an `ev_loss` event)
@@ -80,12 +75,14 @@ class NicNode:
         for o in self.model.process(in_port, frame):
             if o.port == HOST_PORT:
                 if self.endpoint is not None and o.pkt is not None:
+                    self.to_host += 1
                     self.endpoint.deliver(o.pkt)
             else:
                 self._out(o)
 
     def tx(self, raw: bytes) -> None:
         """The endpoint hands the NIC a packet (host port)."""
+        self.from_host += 1
         for o in self.model.transmit(raw):
             self._out(o)
 

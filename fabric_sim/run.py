@@ -9,14 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from control_plane import addressing as A
-from fabric_sim import faults, footprint, outcome, pfc, workload
+from fabric_sim import faults, footprint, outcome, pfc, tally, workload
 from fabric_sim.driver import Driver
 from fabric_sim.fabric import Fabric
 from fabric_sim.ledger import Verdict
 from fabric_sim.links import Egress
 from fabric_sim.qp_scheduler import QpScheduler
 from fabric_sim.scenario import Scenario, Transport
-from fabric_sim.tally import Tally
 from fabric_sim.transports import qps as transport
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.workload import Message
@@ -94,13 +93,12 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     flows = Counter(a for a, _ in pairs)
     drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
-    tally = Tally()
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
             node.endpoint = RoceEndpoint(
                 sim,
                 A.nic_address(topo, node.n).packed,
-                tally.transmit(node.tx),
+                node.tx,
                 line_gbps=nic_gbps,
                 mtu=ecfg.mtu,
                 rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
@@ -112,12 +110,11 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             if pfc_net:
                 pfc_net.attach(node, node.endpoint)
         elif node.slot_base:
-            to_nic = tally.transmit(node.tx)
-            sched = QpScheduler(sim, to_nic, node.egress, ecfg.tx_backlog, topo.dscp["control"])
+            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
             node.endpoint = Endpoint(
                 sim,
                 A.nic_address(topo, node.n).packed,
-                sched.transmit if ecfg.tx_backlog else to_nic,
+                sched.transmit if ecfg.tx_backlog else node.tx,
                 mtu=ecfg.mtu,
                 rto=ecfg.rto_us or 10 * rtt,
                 retry_limit=ecfg.retry_limit,
@@ -133,8 +130,6 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                 slot_sink=node.slots,
             )
             sched.endpoint = node.endpoint
-        if node.endpoint is not None:
-            tally.receive(node.endpoint)
     for (a, b), qps in links.items():
         ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
         for q in qps:
@@ -168,7 +163,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     res.events["delivered_twice"] = drv.twice
     res.pfc = pfc_net.report(sim.now) if pfc_net else None
     res.ledger = drv.ledger.check()
-    res.packets = tally.totals(sim, res.drops, res.events["nacks_from_nics"], fab.egresses())
+    res.packets = tally.totals(fab, sim, res.drops, res.events["nacks_from_nics"])
     res.undelivered = outcome.undelivered(fab, links, msgs, t_end)
     return res
 

@@ -10,7 +10,7 @@ not derived from the others, so the sum is a check and not a definition."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from fabric_sim.links import Egress
@@ -18,31 +18,12 @@ from fabric_sim.pfc import PfcEgress
 from sim_core.sim import Sim
 
 
-class Tally:
-    def __init__(self) -> None:
-        self.sent = 0
-        self.delivered = 0
-
-    def transmit(self, fn: Callable[[bytes], None]) -> Callable[[bytes], None]:
-        """An endpoint's transmit that counts what it hands the NIC."""
-        def tx(raw: bytes) -> None:
-            self.sent += 1
-            fn(raw)
-        return tx
-
-    def receive(self, endpoint: Any) -> None:
-        """Count what the NIC hands `endpoint` (its `deliver`, wrapped in place)."""
-        inner = endpoint.deliver
-
-        def rx(pkt: Any) -> None:
-            self.delivered += 1
-            inner(pkt)
-        endpoint.deliver = rx
-
-    def totals(self, sim: Sim, drops: dict[str, int], nacks_from_nics: int,
-               egresses: Iterable[Any] = ()) -> dict[str, Any]:
-        return {"sent": self.sent, "nacks_from_nics": nacks_from_nics, "delivered": self.delivered,
-                "dropped": dict(sorted(drops.items())), "in_flight": on_wires(sim, egresses)}
+def totals(fab: Any, sim: Sim, drops: dict[str, int], nacks_from_nics: int) -> dict[str, Any]:
+    """The run's totals from the NICs' counters (`NicNode.from_host`,
+    `to_host`), its drops, and what the fabric still holds."""
+    return {"sent": sum(n.from_host for n in fab.nics), "nacks_from_nics": nacks_from_nics,
+            "delivered": sum(n.to_host for n in fab.nics), "dropped": dict(sorted(drops.items())),
+            "in_flight": on_wires(sim, fab.egresses())}
 
 
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:
