@@ -6,11 +6,23 @@ PY     := $(VENV)/bin/python
 SHELL_VENV := .venv-shell
 GRPC   ?= 127.0.0.1:50001
 SCENARIO ?=
+# The simulator's runs (make run, paper, bench) use the hot path compiled
+# with mypyc (setup.py: the same source) where a C compiler is found;
+# COMPILE=0 runs it interpreted from .venv. A compiled build that fails
+# says so in one line and runs interpreted (.venv-fast/compile.log says why).
+FAST   := .venv-fast
+COMPILE ?= $(if $(shell command -v cc 2>/dev/null),1,0)
+# Any change to the package's sources rebuilds the compiled environment.
+SOURCES := $(shell find mrc_wire sim_core switch_model nic_model fabric_sim control_plane testbed scenarios \
+             \( -name '*.py' -o -name '*.yaml' \) 2>/dev/null) setup.py pyproject.toml Makefile
+# -P: not the checkout's sources from the working directory, the installed (compiled) package.
+SIM_VENV := $(if $(filter 1,$(COMPILE)),$(FAST),$(VENV))
+SIM_PY   := $(if $(filter 1,$(COMPILE)),$(FAST)/bin/python -P,$(PY))
 # A value as one shell word, whatever it holds (spaces, quotes): $(call q,$(X));
 # $(value X) keeps a `$` in a file name from being read as a make variable.
 q = '$(subst ','"'"',$(1))'
 
-.PHONY: all build test run paper demo bench shell clean
+.PHONY: all build test run paper demo bench shell clean fast
 
 all: build
 
@@ -26,6 +38,25 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(call q,$(PY)) -m pip install --quiet -e '.[test]'
 	touch $(call q,$@)
 
+# The compiled simulator (a venv of its own: an editable .venv keeps reading
+# the sources as they are edited). mypy provides mypyc.
+$(FAST)/.installed: $(SOURCES)
+	rm -rf $(call q,$(FAST))
+	$(call q,$(PYTHON)) -m venv $(call q,$(FAST))
+	@echo "building the compiled simulator in $(FAST) (a minute or two; pip's output in $(FAST)/install.log)"
+	$(call q,$(FAST)/bin/python) -m pip install --quiet --upgrade pip setuptools 'mypy>=2.4,<3' types-PyYAML \
+	  > $(call q,$(FAST)/install.log) 2>&1
+	$(call q,$(FAST)/bin/python) -m pip install --quiet . >> $(call q,$(FAST)/install.log) 2>&1
+	if MRC_COMPILE=1 $(call q,$(FAST)/bin/python) -m pip install --quiet --no-build-isolation --no-deps \
+	     --force-reinstall . > $(call q,$(FAST)/compile.log) 2>&1; then \
+	  echo "compiled the simulator's hot path ($(FAST))"; \
+	else \
+	  echo "mypyc build failed ($(FAST)/compile.log): the simulator runs interpreted"; \
+	fi
+	touch $(call q,$@)
+
+fast: $(FAST)/.installed
+
 # Compile every P4 program into bmv2_configs/build/ (skipped, with a note,
 # when p4c-bm2-ss is absent: the committed JSON and P4Info are used).
 build: $(VENV)/.installed
@@ -39,14 +70,14 @@ test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
 
 # The main job: the flagship scenario on the timed fabric of reference
 # models (scenarios/flagship.yaml), MRC against the single-path baseline.
-run: $(VENV)/.installed
-	$(call q,$(PY)) -m fabric_sim $(if $(value SCENARIO),$(call q,$(value SCENARIO)))
+run: $(SIM_VENV)/.installed
+	$(SIM_PY) -m fabric_sim $(if $(value SCENARIO),$(call q,$(value SCENARIO)))
 
 # The MRC paper's experiments (section 5.2) on the timed fabric, MRC against
 # RoCE: one PNG per figure and the paper.md gallery in results/paper/
 # (docs/paper.md). No BMv2 needed.
-paper: $(VENV)/.installed
-	$(call q,$(PY)) -m fabric_sim.paper
+paper: $(SIM_VENV)/.installed
+	$(SIM_PY) -m fabric_sim.paper
 
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed
@@ -72,5 +103,5 @@ shell: $(SHELL_VENV)/.installed
 	$(call q,$(SHELL_VENV)/bin/python) -m p4runtime_sh --grpc-addr $(call q,$(GRPC)) --device-id 1 --election-id 0,1
 
 clean:
-	rm -rf $(call q,$(VENV)) $(call q,$(SHELL_VENV)) .pytest_cache build *.egg-info /tmp/mrc-bmv2 results
+	rm -rf $(call q,$(VENV)) $(call q,$(SHELL_VENV)) $(call q,$(FAST)) .pytest_cache build *.egg-info /tmp/mrc-bmv2 results
 	find . -name __pycache__ -prune -exec rm -rf {} +

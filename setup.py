@@ -2,8 +2,14 @@
 commands read (control_plane/pipelines.py finds it with importlib.resources
 under control_plane/data/): the compiled P4 programs (bmv2_configs/build,
 tofino_configs), the topologies and the scenarios. In a checkout they are
-read where they are."""
+read where they are.
 
+With MRC_COMPILE=1 (`make fast`) the timed fabric's hot path is compiled
+with mypyc: the same Python source, as C extension modules (the reference
+models stay one source; a compiled run gives the interpreted run's numbers
+bit for bit, which bench/sim_scale.py checks each time it runs both)."""
+
+import os
 from pathlib import Path
 
 from setuptools import setup
@@ -16,6 +22,32 @@ DATA = {  # folder -> files of it shipped (same relative paths under control_pla
     "tofino_configs": "*",
     "scenarios": "**/*.yaml",
 }
+
+
+# The modules one packet-hop runs through (profile: bench/results/latest.md),
+# typed enough for mypyc. A module mypyc cannot compile is left out, not
+# silenced: pfc.py (a pydantic model), the endpoint's mixins.
+COMPILED = [
+    "sim_core/sim.py",
+    "fabric_sim/links.py",
+    "fabric_sim/fabric.py",
+    "fabric_sim/qp_scheduler.py",
+    "fabric_sim/ledger.py",
+    "switch_model/pipeline.py",
+    "nic_model/nic_pipeline.py",
+    "nic_model/nscc.py",
+    "nic_model/ev.py",
+    "nic_model/qp.py",
+    "mrc_wire/packet.py",
+]
+
+
+def ext_modules() -> list:
+    if os.environ.get("MRC_COMPILE") != "1":
+        return []
+    from mypyc.build import mypycify  # the build's own environment has mypy (make fast)
+
+    return mypycify(COMPILED, opt_level="3")
 
 
 class BuildWithData(build_py):
@@ -31,4 +63,4 @@ class BuildWithData(build_py):
                     self.copy_file(str(src), str(dst))
 
 
-setup(cmdclass={"build_py": BuildWithData})
+setup(cmdclass={"build_py": BuildWithData}, ext_modules=ext_modules())

@@ -11,13 +11,15 @@ where it stopped. mrc-sim and `make paper` call run_all()."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import socket
 import sys
+import tempfile
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,7 +172,26 @@ def connect(address: str | None, jobs: int | None) -> None:
             raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster with "
                               "token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
     else:
-        ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+        with _workers_path_as_driver():
+            ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+
+
+@contextlib.contextmanager
+def _workers_path_as_driver() -> Iterator[None]:
+    """Ray puts the driver's working directory first on its workers' import
+    path. A driver run with `python -P` (make run and make paper, on the
+    installed compiled package) does not import from there, and neither
+    must its workers: from a checkout they would run the interpreted
+    source. Ray is started from the temporary directory instead."""
+    if not sys.flags.safe_path:
+        yield
+        return
+    here = os.getcwd()
+    os.chdir(tempfile.gettempdir())
+    try:
+        yield
+    finally:
+        os.chdir(here)
 
 
 def _reachable(address: str, timeout_s: float = 10.0) -> None:

@@ -17,8 +17,15 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from fabric_sim.links import Egress
 from mrc_wire.constants import IPV6_LEN, UDP_LEN
+from sim_core.sim import Sim
+
+if TYPE_CHECKING:
+    from nic_model.endpoint import Endpoint
+    from nic_model.qp import QueuePair
 
 _BTH = IPV6_LEN + UDP_LEN
 
@@ -31,13 +38,14 @@ class QpScheduler:
     """Between one NIC's endpoint and the NIC. `tx` hands a packet to the
     NIC; `egress` are the NIC's ports (fabric_sim.links.Egress)."""
 
-    def __init__(self, sim, tx: Callable[[bytes], None], egress: dict, depth: int, control_dscp: int):
+    def __init__(self, sim: Sim, tx: Callable[[bytes], None], egress: dict[int, Egress], depth: int,
+                 control_dscp: int):
         self.sim, self.tx, self.egress, self.depth, self.control = sim, tx, egress, depth, control_dscp
-        self.endpoint = None  # set once the endpoint exists: its copies are stamped on release
-        self.queues: dict[int, deque] = {}  # peer QP number -> packets waiting
+        self.endpoint: Endpoint | None = None  # set once the endpoint exists: its copies are stamped on release
+        self.queues: dict[int, deque[bytes]] = {}  # peer QP number -> packets waiting
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
-        self.by_peer: dict[int, object] = {}
+        self.by_peer: dict[int, QueuePair] = {}
         self.held = 0  # packets that waited (for reports and tests)
 
     def transmit(self, raw: bytes) -> None:

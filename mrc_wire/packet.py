@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+from mypy_extensions import mypyc_attr
+
 from mrc_wire.constants import (
     ACK_EXT_LEN,
     BTH_LEN,
@@ -185,6 +187,8 @@ def cut_short(ip: bytes) -> bool:
     return len(ip) < need + EXT_LEN.get(ip[IPV6_LEN + UDP_LEN], 0)
 
 
+# The endpoints (interpreted, or compiled in another module) subclass it.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PacketHost:
     """What a NIC's host runs (the MRC endpoint, the RoCE endpoint): it
     takes packets its NIC parsed (`deliver`); `receive` parses bytes for it

@@ -1,0 +1,75 @@
+"""Time one simulator run in this process: its wall and CPU seconds, peak
+RSS, packet-hops, and a digest of its outcome (every message's completion
+time), so that two builds of the same source (interpreted, compiled with
+mypyc: `make fast`) can be held equal and compared for speed.
+
+`python -m fabric_sim.timing --nics N` runs the bench's permutation of
+N NICs (bench/sim_scale.py); `--scenario FILE` a scenario file's first
+transport. One JSON line on stdout. This module ships with the package, so
+an installed (compiled) environment runs it from outside the checkout."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+from control_plane.config import ConfigError
+from fabric_sim import links, scenario
+from fabric_sim.run import run as simulate
+
+# NICs -> (T0 per plane, hosts per T0, spines per plane); 8 planes of 100 Gb/s everywhere.
+SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32)}
+MESSAGE = 2 * 1024 * 1024
+
+
+def size_scenario(nics: int) -> dict:
+    """A permutation of 2 MiB messages in 4 KiB packets on `nics` NICs."""
+    rows, hosts, spines = SIZES[nics]
+    return {"name": f"scale-{nics}", "seed": 1,
+            "topology": {"name": f"scale-{nics}", "planes": 8, "t0_per_plane": rows, "t1_per_plane": spines,
+                         "hosts_per_t0": hosts},
+            "links": {"nic_gbps": 100, "fabric_gbps": 100, "prop_us": 0.5}, "endpoint": {"mtu": 4096},
+            "workload": {"pattern": "permutation", "message_bytes": MESSAGE},
+            "transports": [{"name": "mrc", "kind": "mrc", "evs_per_qp": 64}], "duration_us": 2000, "bins": 20}
+
+
+def compiled() -> bool:
+    """Whether this process runs the hot path compiled (a C extension)."""
+    return not str(links.__file__).endswith(".py")
+
+
+def measure(sc: scenario.Scenario) -> dict:
+    """Run the scenario's first transport; its figures as a dict."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    r = simulate(sc, sc.transports[0])
+    cpu = time.process_time() - c0
+    done = ",".join(repr(m.done_at) for m in r.messages)
+    return {"name": sc.name, "compiled": compiled(), "wall_s": time.perf_counter() - t0, "cpu_s": cpu,
+            "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "hops": r.packet_hops,
+            "events": r.sim_events, "delivered": sum(m.done_at >= 0 for m in r.messages),
+            "messages": len(r.messages), "digest": hashlib.sha256(done.encode()).hexdigest()[:16]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m fabric_sim.timing", description=__doc__.split("\n\n")[0])
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--nics", type=int, choices=sorted(SIZES), help="the bench's permutation of this many NICs")
+    which.add_argument("--scenario", type=Path, help="a scenario file (its first transport runs)")
+    args = ap.parse_args(argv)
+    if args.nics:
+        sc = scenario.parse(size_scenario(args.nics), f"scale-{args.nics}", Path.cwd())
+    else:
+        try:
+            sc = scenario.load(args.scenario)
+        except (OSError, ConfigError) as e:
+            sys.exit(f"fabric_sim.timing: {e}")
+    print(json.dumps(measure(sc)))
+
+
+if __name__ == "__main__":
+    main()
