@@ -15,6 +15,11 @@ delivered is lost (SACK-driven, RACK-style) and resent; a retransmission
 timeout, backing off exponentially, resends; after `retry_limit` timeouts
 of one PSN the QP goes to its error state, reported through `errors` and
 `on_error`. A real loss (not a trim) marks the EV ASSUMED_BAD.
+
+The endpoint holds two parts of its own, each with its own state, built
+with what it may do to a QP: `recovery` (recovery.py: timeouts, tail
+probes, loss detection, suspect EVs) and `paths` (paths.py: probes, the
+reverse EV set, port state here and at the peer).
 """
 
 from __future__ import annotations
@@ -34,17 +39,18 @@ from mrc_wire.constants import (
     OP_NACK,
     OP_PROBE,
     OP_SACK,
-    OP_WRITE_FIRST,
     OP_WRITE_LAST,
-    OP_WRITE_MIDDLE,
     OP_WRITE_ONLY,
     ev_plane,
 )
+from mrc_wire.psn import psn_add, psn_diff
+from mrc_wire.segment import Segment, segments
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
-from nic_model.qp import Inflight, QueuePair, Segment, Stats, psn_add, psn_diff
+from nic_model.qp import Inflight, QueuePair
 from nic_model.recovery import LossRecovery
+from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 ZEROS = bytes(16384)
@@ -59,7 +65,7 @@ def _addr(a: str | bytes) -> bytes:
     return a if isinstance(a, bytes) else ipaddress.IPv6Address(a).packed
 
 
-class Endpoint(LossRecovery, PathState, W.PacketHost):
+class Endpoint(W.PacketHost):
     """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
     NIC calls `receive` with what arrives for this endpoint. Times in µs."""
 
@@ -77,11 +83,7 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         self.addr = str(ipaddress.IPv6Address(self.addr_bytes))
         self.transmit = transmit
         self.mtu = mtu
-        self.rto = rto
-        self.rto_max = rto_max if rto_max is not None else 64 * rto
-        self.retry_limit = retry_limit
-        self.probe_interval = probe_interval
-        self.reorder_window = reorder_window if reorder_window is not None else rto / 4
+        self._tick = min(rto / 4, probe_interval)  # the timer's period: timeouts, tail probes, probes
         d = {**DSCP_DEFAULTS, **(dscp or {})}  # the topology file's classes
         self.dscp_control, self.dscp_data, self.dscp_retx = d["control"], d["data_trimmable"], d["data_trimmable_retx"]
         self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
@@ -96,7 +98,6 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         # port_bitmap (paths.py: the peer's port bitmap ignored), ecn_echo (_on_data: CE never
         # echoed), ev_retire (_event: a loss never retires an EV; the copies are still resent).
         self.ablate = ablate
-        self.rng = random.Random(seed)
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_error = on_error or (lambda qpn, reason: None)
         self.on_place = on_place  # (QP, msg id, offset, length) of each payload placed: an outside ledger
@@ -105,16 +106,27 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
         self.errors: list[tuple[int, str]] = []
-        self.ports_down = 0  # bitmap of this NIC's planes whose port is down
         self._msg_ids = 0
-        self._probe_ids = 0
         self._timer_armed = False
+        self.paths = PathState(sim, self.stats, self.qps, probe_interval=probe_interval, probe_timeout=rto,
+                               ignore_peer_ports="port_bitmap" in ablate, rng=random.Random(seed),
+                               send_control=self._send_control, event=self._event, push_slots=self._push_slots,
+                               lost=self._lost, pump=self._pump, arm_timer=self._arm_timer)
+        self.recovery = LossRecovery(sim, self.stats, rto=rto, rto_max=rto_max if rto_max is not None else 64 * rto,
+                                     retry_limit=retry_limit,
+                                     reorder_window=reorder_window if reorder_window is not None else rto / 4,
+                                     send=self._send_segment, lost=self._lost, fail=self._fail, event=self._event,
+                                     pump=self._pump, probe=self.paths.send_probe)
+        # Called for every ACK or data packet: bound once here, not looked up through the parts each time.
+        self._same_path_losses = self.recovery.same_path_losses
+        self._detect_losses = self.recovery.detect_losses
+        self._control_ev = self.paths.control_ev
 
     # ---- set-up -------------------------------------------------------
     def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
                 start_psn: int = 0, cc: CongestionControl | None = None) -> QueuePair:
         qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn)
-        qp.reo_wnd = self.reorder_window
+        qp.reo_wnd = self.recovery.reorder_window
         for ev in profile.home:  # the reverse set starts as one rotation EV per plane
             qp.reverse.setdefault(ev_plane(ev), ev)
         self.qps[qpn] = qp
@@ -133,23 +145,9 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
             raise RuntimeError(f"QP {qpn} is in error: {qp.error}")
         self._msg_ids = (self._msg_ids + 1) & 0xFFFFFFFF
         msg_id = self._msg_ids
-        size = data if isinstance(data, int) else len(data)
-        n = max(1, -(-size // self.mtu))
-        for i in range(n):
-            off = i * self.mtu
-            length = min(self.mtu, size - off)
-            op = (
-                OP_WRITE_ONLY
-                if n == 1
-                else OP_WRITE_FIRST
-                if i == 0
-                else OP_WRITE_LAST
-                if i == n - 1
-                else OP_WRITE_MIDDLE
-            )
-            payload = None if isinstance(data, int) else data[off:off + length]
-            qp.pending.append(Segment(qp.next_psn, msg_id, off, size, op, length, payload))
-            qp.next_psn = psn_add(qp.next_psn, 1)
+        segs = segments(qp.next_psn, msg_id, data, self.mtu)
+        qp.pending.extend(segs)
+        qp.next_psn = psn_add(qp.next_psn, len(segs))
         self._pump(qp)
         return msg_id
 
@@ -209,6 +207,11 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
                 self._slots_pushed[qp.qpn] = done + len(writes)
                 self.slot_sink(qp.qpn, writes)
 
+    def _send_control(self, qp: QueuePair, ev: int, op: int, psn: int, ext: bytes) -> None:
+        """A probe or probe reply to the peer, in the control class (an ACK
+        is built in place: it is on every data packet's path)."""
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, psn, ext))
+
     def _fail(self, qp: QueuePair, reason: str) -> None:
         qp.error = reason
         qp.pending.clear()
@@ -217,24 +220,34 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         self.errors.append((qp.qpn, reason))
         self.on_error(qp.qpn, reason)
 
+    # ---- port state (paths.py) ------------------------------------------------
+    def port_down(self, plane: int) -> None:
+        """This NIC's port of `plane` went down (PathState.port_down)."""
+        self.paths.port_down(plane)
+
+    def port_up(self, plane: int) -> None:
+        self.paths.port_up(plane)
+
     # ---- timers (recovery.py: timeouts, tail probes; paths.py: probes) ------
     def _arm_timer(self) -> None:
         if not self._timer_armed:
             self._timer_armed = True
-            self.sim.at(min(self.rto / 4, self.probe_interval), self._on_timer)
+            self.sim.at(self._tick, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer_armed = False
         now = self.sim.now
         busy = False
+        rec, probe = self.recovery, self.paths.probe
+        quiet = 2 * self.paths.probe_interval  # a receiver keeps ticking this long after data
         for qp in self.qps.values():
             if qp.error is None:
-                self._tail_probe(qp, now)
-                self._timeouts(qp, now)
-                self._probe(qp, now)
+                rec.tail_probe(qp, now)
+                rec.timeouts(qp, now)
+                probe(qp, now)
                 self._pump(qp)
             busy |= qp.busy() or bool(qp.profile.probing()) or bool(qp.probe_sent) \
-                or now - qp.rx_active_at < 2 * self.probe_interval
+                or now - qp.rx_active_at < quiet
         if busy:
             self._arm_timer()
 
@@ -252,7 +265,7 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         elif op == OP_NACK:
             self._on_nack(qp, pkt)
         elif op == OP_PROBE:
-            self._on_probe(qp, pkt)
+            self.paths.on_probe(qp, pkt)
 
     def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if pkt.dscp in self.dscp_trimmed:
@@ -302,7 +315,7 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         qp.unacked_bytes = 0
         bitmap = qp.sack_bitmap()
         ce = pkt.ecn == ECN_CE and "ecn_echo" not in self.ablate
-        ack = W.ack_ext(ev, int(ce), qp.cum_psn, psn, bitmap, self.ports_down)
+        ack = W.ack_ext(ev, int(ce), qp.cum_psn, psn, bitmap, self.paths.ports_down)
         self.stats.acks_sent += 1
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
                               self._control_ev(qp, ev_plane(ev)), OP_SACK if bitmap else OP_ACK, qp.peer_qpn, psn, ack))
@@ -321,13 +334,10 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
             rack = max(rack, hit.sent_at)
             if hit.retx == 0:
                 rtt = now - hit.sent_at
-                self._rtt_sample(qp, rtt)
+                qp.rtt_sample(rtt)
             self._same_path_losses(qp, hit)
         elif hit is not None and hit.retx:
-            # An earlier copy arrived after all: the resend was spurious, so
-            # reordering across paths is wider than the window. Widen it.
-            self.stats.spurious += 1
-            qp.reo_wnd = min(2 * qp.reo_wnd, self.rto / 2)
+            self.recovery.spurious(qp)  # an earlier copy arrived after all
         inflight = qp.inflight
         before = len(inflight)
         inflight.pop(ack_psn, None)
@@ -355,7 +365,7 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
             qp.reverse[ev_plane(ev)] = ev  # our packet got through on it: a good reverse EV
             qp.reverse_fresh[ev_plane(ev)] = now
         if peer_down != qp.peer_down:
-            self._peer_ports(qp, peer_down)
+            self.paths.peer_ports(qp, peer_down)
         self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
         qp.cc.on_ack(now, (before - len(inflight)) * self.mtu, rtt, bool(ecn_seen), len(inflight) * self.mtu)
         self._detect_losses(qp)
@@ -365,13 +375,15 @@ class Endpoint(LossRecovery, PathState, W.PacketHost):
         ev, reason, psn = pkt.nack()
         self.stats.nacks += 1
         self._event(qp, ev, EvEvent.NACK_TRIMMED if reason == NACK_TRIMMED else EvEvent.NACK_TRIMMED_LASTHOP)
-        inf = qp.inflight.get(psn)
-        cut = inf is not None and inf.ev == ev  # the copy that was cut
-        qp.cc.on_nack(self.sim.now, inf.seg.length if cut else self.mtu,
-                      self.sim.now - inf.sent_at if cut and inf.retx == 0 else None, len(qp.inflight) * self.mtu)
-        if cut and not inf.lost:
+        cut = qp.inflight.get(psn)
+        if cut is not None and cut.ev != ev:
+            cut = None  # a later copy of the PSN, not the one that was cut
+        qp.cc.on_nack(self.sim.now, cut.seg.length if cut is not None else self.mtu,
+                      self.sim.now - cut.sent_at if cut is not None and cut.retx == 0 else None,
+                      len(qp.inflight) * self.mtu)
+        if cut is not None and not cut.lost:
             self.stats.retx_nack += 1
-            self._lost(qp, inf, None)  # a trim is congestion, not a broken path
+            self._lost(qp, cut, None)  # a trim is congestion, not a broken path
         self._pump(qp)
 
     def idle(self) -> bool:

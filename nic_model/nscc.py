@@ -30,6 +30,7 @@ it runs quick adapt; a retransmission timeout takes the packet's bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 REF_RTT_US = 12.0  # the reference network of UEC's constants: 100 Gb/s, 12 µs
 REF_GBPS = 100.0
@@ -57,7 +58,7 @@ class NsccConfig:
     adjust_period_threshold: float
 
 
-def defaults(base_rtt: float, line_gbps: float, mtu: int, trimming: bool = True) -> dict:
+def defaults(base_rtt: float, line_gbps: float, mtu: int, trimming: bool = True) -> dict[str, Any]:
     """htsim's `initNsccParams` for a network of this base RTT (µs) and NIC
     line rate: constants of the 100 Gb/s, 12 µs reference network scaled by
     a = BDP / reference BDP and, for times, by this network's RTT."""

@@ -1,53 +1,92 @@
-"""Path state of the MRC endpoint (a mixin of nic_model.endpoint.Endpoint):
-probes (of retired EVs and of the reverse set), RTT samples, the reverse EV
-set that carries control packets, and NIC port state here and at the peer."""
+"""Path state of the MRC endpoint, held by nic_model.endpoint.Endpoint as
+`paths`: probes (of retired EVs, of suspect EVs and of the reverse set),
+the reverse EV set that carries control packets, and NIC port state here
+(`ports_down`) and at the peer (each QP's `peer_down`).
+
+It owns the probe settings and the port state; the endpoint's QP table is
+read, never changed; what it does to a QP (send a control packet, apply an
+EV event, push slot rewrites, declare a copy lost, send more, keep the
+timer running) it asks of the endpoint through the callbacks it is built with."""
 
 from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
 
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_PROBE, ev_plane
 from nic_model.ev import EvEvent
-from nic_model.qp import QueuePair
+from nic_model.qp import Inflight, QueuePair
+from nic_model.stats import Stats
+from sim_core.sim import Sim
+
+SendControl = Callable[[QueuePair, int, int, int, bytes], None]  # (QP, EV, opcode, PSN, extension)
+Event = Callable[[QueuePair, int, EvEvent], None]  # apply an EV event (and push the slot rewrites)
+PushSlots = Callable[[QueuePair], None]  # hand the profile's new slot rewrites to the NIC
+Lost = Callable[[QueuePair, Inflight, EvEvent | None], None]  # queue for resending
+Pump = Callable[[QueuePair], None]  # send what the window allows
+ArmTimer = Callable[[], None]  # keep the endpoint's tick running
 
 
 class PathState:
-    """Methods of Endpoint; they use its state (sim, stats, qps, ...)."""
+    """Probes, reverse EVs and port state of one endpoint's QPs."""
 
-    def _probe(self, qp: QueuePair, now: float) -> None:
+    sim: Sim
+    stats: Stats
+    qps: Mapping[int, QueuePair]  # the endpoint's QPs, for a port's change
+    probe_interval: float  # a reverse-set probe per plane at most this often; stale after 4
+    probe_timeout: float  # a path or reverse probe unanswered this long is lost
+    ignore_peer_ports: bool  # the peer's port bitmap is not acted on (the port_bitmap ablation)
+    rng: random.Random  # picks the reverse set's probe EVs
+    ports_down: int  # bitmap of this NIC's planes whose port is down
+    probe_ids: int  # the last probe id sent
+
+    def __init__(self, sim: Sim, stats: Stats, qps: Mapping[int, QueuePair], *, probe_interval: float,
+                 probe_timeout: float, ignore_peer_ports: bool, rng: random.Random, send_control: SendControl,
+                 event: Event, push_slots: PushSlots, lost: Lost, pump: Pump, arm_timer: ArmTimer):
+        self.sim, self.stats, self.qps = sim, stats, qps
+        self.probe_interval, self.probe_timeout = probe_interval, probe_timeout
+        self.ignore_peer_ports, self.rng = ignore_peer_ports, rng
+        self.ports_down = 0
+        self.probe_ids = 0
+        self._send_control, self._event, self._push_slots = send_control, event, push_slots
+        self._lost, self._pump, self._arm_timer = lost, pump, arm_timer
+
+    def probe(self, qp: QueuePair, now: float) -> None:
+        """The tick's probes: expire the unanswered, probe the EVs that want
+        it, and keep the reverse set fresh while only data comes in."""
         for pid, (ev, t, kind) in list(qp.probe_sent.items()):
-            if kind != "suspect" and now - t >= self.rto:  # suspects have their own deadline
+            if kind != "suspect" and now - t >= self.probe_timeout:  # suspects have their own deadline
                 del qp.probe_sent[pid]
                 if kind == "path":
                     self._event(qp, ev, EvEvent.PROBE_LOST)
         waiting = {ev for ev, _, _ in qp.probe_sent.values()}
         for ev in qp.profile.probing():
-            if ev not in waiting and not self._plane_down(qp, ev_plane(ev)):
-                self._send_probe(qp, ev, "path")
+            if ev not in waiting and not self.plane_down(qp, ev_plane(ev)):
+                self.send_probe(qp, ev, "path")
         # Reverse set: while data comes in but none goes out, probe one plane
         # per interval with a random EV; a reply makes it that plane's reverse EV.
         if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
             for p in qp.reverse:
-                if self._plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
+                if self.plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
                     continue
                 cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
                 if cands:
-                    self._send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
+                    self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
 
-    def _plane_down(self, qp: QueuePair, plane: int) -> bool:
+    def plane_down(self, qp: QueuePair, plane: int) -> bool:
+        """Whether the port of `plane` is down here or at the QP's peer."""
         return bool((self.ports_down | qp.peer_down) >> plane & 1)
 
-    def _send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
-        self._probe_ids = (self._probe_ids + 1) & 0xFFFFFF
-        qp.probe_sent[self._probe_ids] = (ev, self.sim.now, kind)
+    def send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
+        """Probe `ev` ("path": a retired EV; "suspect": a late one; "reverse":
+        a reverse-set candidate); the probe's id."""
+        self.probe_ids = (self.probe_ids + 1) & 0xFFFFFF
+        qp.probe_sent[self.probe_ids] = (ev, self.sim.now, kind)
         self.stats.probes += 1
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_PROBE, qp.peer_qpn, 0,
-                              W.probe_ext(ev, 0, self._probe_ids)))
+        self._send_control(qp, ev, OP_PROBE, 0, W.probe_ext(ev, 0, self.probe_ids))
         self._arm_timer()
-        return self._probe_ids
-
-    def _rtt_sample(self, qp: QueuePair, rtt: float) -> None:
-        qp.min_rtt = rtt if qp.min_rtt is None else min(qp.min_rtt, rtt)
-        qp.srtt = rtt if qp.srtt is None else 0.875 * qp.srtt + 0.125 * rtt
+        return self.probe_ids
 
     def port_down(self, plane: int) -> None:
         """This NIC's port of `plane` went down: every QP retires the plane's
@@ -63,7 +102,7 @@ class PathState:
 
     def _plane_back(self, qp: QueuePair, plane: int) -> None:
         """The plane is usable again once neither end's port is down."""
-        if not self._plane_down(qp, plane) and qp.profile.enabled:
+        if not self.plane_down(qp, plane) and qp.profile.enabled:
             qp.profile.plane_up(plane)
             self._push_slots(qp)
 
@@ -77,15 +116,15 @@ class PathState:
                 self._lost(qp, inf, None)
         self._pump(qp)
 
-    def _control_ev(self, qp: QueuePair, plane: int | None) -> int:
+    def control_ev(self, qp: QueuePair, plane: int | None) -> int:
         """The reverse EV for a control packet answering traffic on `plane`:
         that plane's, unless it is down or unconfirmed for 4 probe intervals
         while another plane's is fresh; then the freshest (None: freshest)."""
         fresh = qp.reverse_fresh
         now = self.sim.now
-        if plane is None or self._plane_down(qp, plane) or plane not in qp.reverse or \
+        if plane is None or self.plane_down(qp, plane) or plane not in qp.reverse or \
                 now - fresh.get(plane, -1e18) > 4 * self.probe_interval:
-            up = [p for p in qp.reverse if not self._plane_down(qp, p)]
+            up = [p for p in qp.reverse if not self.plane_down(qp, p)]
             best = max(up, key=lambda p: fresh.get(p, -1e18), default=plane)
             # best is None only when no plane is up and none was asked for
             if plane is None or plane not in up or \
@@ -93,10 +132,10 @@ class PathState:
                 plane = best
         return qp.reverse.get(plane, 0) if plane is not None else 0
 
-    def _peer_ports(self, qp: QueuePair, peer_down: int) -> None:
+    def peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's SACK says which of its NIC ports are down: stop (or
         resume) sending on those planes."""
-        if "port_bitmap" in self.ablate:
+        if self.ignore_peer_ports:
             return
         changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
         for p in range(8):
@@ -106,18 +145,19 @@ class PathState:
                 else:
                     self._plane_back(qp, p)
 
-    def _on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
+    def on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        """A probe (answered over our freshest reverse EV, echoing the probed
+        EV) or a probe's reply (an RTT sample; a path EV's good probe, or
+        a new reverse EV)."""
         ev, reply, probe_id = pkt.probe()
-        if not reply:  # answer over our freshest reverse EV, echoing the probed EV
-            self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
-                                  self._control_ev(qp, None), OP_PROBE, qp.peer_qpn, 0,
-                                  W.probe_ext(ev, 1, probe_id)))
+        if not reply:
+            self._send_control(qp, self.control_ev(qp, None), OP_PROBE, 0, W.probe_ext(ev, 1, probe_id))
             return
         sent = qp.probe_sent.pop(probe_id, None)
         if sent is None:
             return
         ev, t, kind = sent
-        self._rtt_sample(qp, self.sim.now - t)
+        qp.rtt_sample(self.sim.now - t)
         if kind == "path":
             self._event(qp, ev, EvEvent.PROBE_OK)
         else:

@@ -1,6 +1,6 @@
 """A QP's state: sender half (segments, in-flight packets in send order,
 loss detection) and receiver half (a PSN window as a bitmask), with PSN
-arithmetic modulo 2^24 everywhere (DESIGN.md section 7)."""
+arithmetic modulo 2^24 everywhere (mrc_wire/psn.py, DESIGN.md section 7)."""
 
 from __future__ import annotations
 
@@ -8,34 +8,12 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrc_wire.constants import PSN_MOD
+from mrc_wire.psn import HALF, PSN_MASK, psn_add
+from mrc_wire.segment import Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
 
-PSN_MASK = PSN_MOD - 1
-HALF = PSN_MOD >> 1
 RX_WINDOW = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
-
-
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) & PSN_MASK
-
-
-def psn_diff(a: int, b: int) -> int:
-    """a - b as a signed distance on the 24-bit circle."""
-    d = (a - b) & PSN_MASK
-    return d - PSN_MOD if d >= HALF else d
-
-
-@dataclass(slots=True)
-class Segment:
-    psn: int
-    msg_id: int
-    offset: int
-    msg_len: int
-    opcode: int
-    length: int
-    payload: bytes | None  # None: a simulated payload of `length` zero bytes
 
 
 @dataclass(slots=True)
@@ -46,30 +24,6 @@ class Inflight:
     retx: int = 0  # how many times this PSN was sent before this copy
     timeouts: int = 0
     lost: bool = False  # declared lost, queued for retransmission
-
-
-@dataclass
-class Stats:
-    sent: int = 0
-    retransmits: int = 0
-    retx_sack: int = 0  # resent because later packets were delivered (RACK/SACK)
-    retx_nack: int = 0  # resent on a NACK (trimmed)
-    spurious: int = 0  # resent, then the first copy's ACK came
-    tail_probes: int = 0  # newest copy resent after silence, so SACKs show the holes
-    timeouts: int = 0
-    nacks: int = 0
-    probes: int = 0
-    suspects_lost: int = 0  # EVs retired because a probe after a late copy went unanswered
-    delivered: int = 0
-    duplicates: int = 0
-    out_of_window: int = 0
-    trim_notices: int = 0
-    acks_sent: int = 0
-    errors: int = 0
-    rx_bytes: int = 0  # payload placed (first copies only)
-    # reorder[b]: data packets that arrived d PSNs past the in-order point,
-    # d.bit_length() == b (0: in order, 1: one ahead, 2: 2-3, 3: 4-7, ...)
-    reorder: list[int] = field(default_factory=lambda: [0] * 25)
 
 
 @dataclass
@@ -151,6 +105,11 @@ class QueuePair:
     def sack_bitmap(self) -> int:
         """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
         return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF
+
+    def rtt_sample(self, rtt: float) -> None:
+        """An RTT measured (an ACK of a first copy, a probe's reply)."""
+        self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
+        self.srtt = rtt if self.srtt is None else 0.875 * self.srtt + 0.125 * rtt
 
     def outstanding(self, inf: Inflight) -> bool:
         """Whether this copy is the PSN's latest, not acknowledged and not

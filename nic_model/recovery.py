@@ -1,17 +1,49 @@
-"""Loss recovery of the MRC endpoint (a mixin of nic_model.endpoint.Endpoint):
-what finds a lost packet before the retransmission timeout, and the
-timeout itself. Order of action and reasoning: docs/nic.md, "Endpoint"."""
+"""Loss recovery of the MRC endpoint, held by nic_model.endpoint.Endpoint as
+`recovery`: what finds a lost packet before the retransmission timeout, and
+the timeout itself. Order of action and reasoning: docs/nic.md, "Endpoint".
+
+It owns the timeout and reorder settings; what it does to a QP (resend,
+declare lost, apply an EV event, send more, fail) it asks of the endpoint
+through the callbacks it is built with, and a suspect EV's probe of the
+endpoint's PathState (`probe`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from mrc_wire.segment import Segment
 from nic_model.ev import EvEvent, EvState
 from nic_model.qp import Inflight, QueuePair
+from nic_model.stats import Stats
+from sim_core.sim import Sim
+
+SendSegment = Callable[[QueuePair, Segment, bool], None]  # (QP, segment, is a resend)
+Lost = Callable[[QueuePair, Inflight, EvEvent | None], None]  # queue for resending; blame the EV with the event
+Fail = Callable[[QueuePair, str], None]  # the QP gives up, with the reason
+Event = Callable[[QueuePair, int, EvEvent], None]  # apply an EV event (and push the slot rewrites)
+Pump = Callable[[QueuePair], None]  # send what the window allows
+Probe = Callable[[QueuePair, int, str], int]  # (QP, EV, kind) -> probe id
 
 
 class LossRecovery:
-    """Methods of Endpoint; they use its state (sim, stats, qps, ...)."""
+    """Timeouts (exponential back-off up to `rto_max`, `retry_limit` of one
+    PSN), tail probes, same-path and RACK loss detection, suspect EVs."""
 
-    def _tail_probe(self, qp: QueuePair, now: float) -> None:
+    sim: Sim
+    stats: Stats
+    rto: float
+    rto_max: float
+    retry_limit: int
+    reorder_window: float  # a QP's initial reorder window; a suspect's deadline before any RTT sample
+
+    def __init__(self, sim: Sim, stats: Stats, *, rto: float, rto_max: float, retry_limit: int,
+                 reorder_window: float, send: SendSegment, lost: Lost, fail: Fail, event: Event, pump: Pump,
+                 probe: Probe):
+        self.sim, self.stats = sim, stats
+        self.rto, self.rto_max, self.retry_limit, self.reorder_window = rto, rto_max, retry_limit, reorder_window
+        self._send, self._lost, self._fail, self._event, self._pump, self._probe = send, lost, fail, event, pump, probe
+
+    def tail_probe(self, qp: QueuePair, now: float) -> None:
         """Nothing left to send and nothing heard for two smoothed RTTs:
         resend the newest copy (on the next EV), so the SACK it draws shows
         which of the copies before it were lost, long before a timeout."""
@@ -26,10 +58,10 @@ class LossRecovery:
             # The EVs of the copies still unacknowledged are suspect too: a
             # probe each, so a dead path is retired in a few RTTs, not an RTO.
             for ev in {c.ev for c in qp.sendq if qp.outstanding(c)}:
-                self._suspect(qp, ev)
-            self._send_segment(qp, last.seg, retx=True)
+                self.suspect(qp, ev)
+            self._send(qp, last.seg, True)
 
-    def _timeouts(self, qp: QueuePair, now: float) -> None:
+    def timeouts(self, qp: QueuePair, now: float) -> None:
         for inf in qp.sendq:  # nothing below adds to or takes from sendq
             if now - inf.sent_at < self.rto:
                 break  # send order: nothing later can have expired
@@ -48,7 +80,13 @@ class LossRecovery:
         while qp.sendq and not qp.outstanding(qp.sendq[0]):
             qp.sendq.popleft()
 
-    def _same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
+    def spurious(self, qp: QueuePair) -> None:
+        """An earlier copy arrived after all: the resend was spurious, so
+        reordering across paths is wider than the window. Widen it."""
+        self.stats.spurious += 1
+        qp.reo_wnd = min(2 * qp.reo_wnd, self.rto / 2)
+
+    def same_path_losses(self, qp: QueuePair, hit: Inflight) -> None:
         """A path is FIFO: copies sent on the same EV before one that was
         delivered, and not acknowledged, are lost. Certain, so the EV is
         blamed (a trimmed copy is NACKed before a later copy's ACK returns)."""
@@ -61,7 +99,7 @@ class LossRecovery:
                 self.stats.retx_sack += 1
                 self._lost(qp, inf, EvEvent.LOSS)
 
-    def _detect_losses(self, qp: QueuePair) -> None:
+    def detect_losses(self, qp: QueuePair) -> None:
         """RACK-style, across paths: a copy sent more than the reorder window
         before a copy known delivered is lost. The window is at least the
         queueing seen (srtt above the minimum) and doubles on every spurious
@@ -81,9 +119,9 @@ class LossRecovery:
             q.popleft()
             self.stats.retx_sack += 1
             self._lost(qp, inf, None)
-            self._suspect(qp, inf.ev)
+            self.suspect(qp, inf.ev)
 
-    def _suspect(self, qp: QueuePair, ev: int) -> None:
+    def suspect(self, qp: QueuePair, ev: int) -> None:
         """A copy on `ev` is late past the reorder window: congestion or a
         broken path? Probes travel in the high-priority queue, past any data
         queue, so a reply comes back within a few base RTTs on a congested
@@ -92,7 +130,7 @@ class LossRecovery:
             return
         if any(e == ev for e, _, _ in qp.probe_sent.values()):
             return
-        pid = self._send_probe(qp, ev, "suspect")
+        pid = self._probe(qp, ev, "suspect")
         self.sim.at(2 * (qp.min_rtt or self.reorder_window), self._suspect_deadline, qp, pid)
 
     def _suspect_deadline(self, qp: QueuePair, pid: int) -> None:

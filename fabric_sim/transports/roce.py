@@ -43,14 +43,14 @@ from mrc_wire.constants import (
     NACK_PSN_SEQUENCE,
     OP_ACK,
     OP_NACK,
-    OP_WRITE_FIRST,
     OP_WRITE_LAST,
-    OP_WRITE_MIDDLE,
     OP_WRITE_ONLY,
     ev_plane,
 )
+from mrc_wire.psn import psn_add, psn_diff
+from mrc_wire.segment import Segment, segments
 from nic_model.ev import EvProfile
-from nic_model.qp import Segment, Stats, psn_add, psn_diff
+from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 ACK_EVERY = 8
@@ -139,13 +139,9 @@ class RoceEndpoint(W.PacketHost):
         if qp.error is not None:
             raise RuntimeError(f"QP {qpn} is in error: {qp.error}")
         self._msg_ids = (self._msg_ids + 1) & 0xFFFFFFFF
-        n = max(1, -(-size // self.mtu))
-        for i in range(n):
-            off = i * self.mtu
-            op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 \
-                else OP_WRITE_MIDDLE
-            qp.segs.append(Segment(qp.next_psn, self._msg_ids, off, size, op, min(self.mtu, size - off), None))
-            qp.next_psn = psn_add(qp.next_psn, 1)
+        segs = segments(qp.next_psn, self._msg_ids, size, self.mtu)
+        qp.segs.extend(segs)
+        qp.next_psn = psn_add(qp.next_psn, len(segs))
         self._schedule(qp)
         return self._msg_ids
 
