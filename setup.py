@@ -26,7 +26,7 @@ DATA = {  # folder -> files of it shipped (same relative paths under control_pla
 
 # The modules one packet-hop runs through (profile: bench/results/latest.md),
 # typed enough for mypyc. A module mypyc cannot compile is left out, not
-# silenced: pfc.py (a pydantic model), the endpoint's mixins.
+# silenced: pfc.py (a pydantic model).
 COMPILED = [
     "sim_core/sim.py",
     "fabric_sim/links.py",
@@ -38,7 +38,12 @@ COMPILED = [
     "nic_model/nscc.py",
     "nic_model/ev.py",
     "nic_model/qp.py",
+    "nic_model/endpoint.py",
+    "nic_model/recovery.py",
+    "nic_model/paths.py",
     "mrc_wire/packet.py",
+    "mrc_wire/psn.py",
+    "mrc_wire/segment.py",
 ]
 
 
