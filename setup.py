@@ -26,13 +26,14 @@ DATA = {  # folder -> files of it shipped (same relative paths under control_pla
 
 # The modules one packet-hop runs through (profile: bench/results/latest.md),
 # typed enough for mypyc. A module mypyc cannot compile is left out, not
-# silenced: pfc.py (a pydantic model).
+# silenced.
 COMPILED = [
     "sim_core/sim.py",
     "fabric_sim/links.py",
     "fabric_sim/fabric.py",
     "fabric_sim/qp_scheduler.py",
     "fabric_sim/ledger.py",
+    "fabric_sim/pfc.py",
     "switch_model/pipeline.py",
     "nic_model/nic_pipeline.py",
     "nic_model/nscc.py",

@@ -36,17 +36,16 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
 
 
 class SwitchNode:
-    __slots__ = ("dev", "model", "egress", "unrouted", "_process")
+    __slots__ = ("dev", "model", "egress", "unrouted")
 
     def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
         self.dev, self.egress, self.unrouted = dev, {}, 0
         self.egress: dict[int, Egress]
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
-        self._process = self.model.process
 
     def rx(self, in_port: int, frame: bytes) -> None:
-        out = self._process(in_port, frame)
+        out = self.model.process(in_port, frame)
         if out is not None:
             eg = self.egress.get(out.port)
             if eg is None:

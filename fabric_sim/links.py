@@ -28,7 +28,7 @@ from sim_core.sim import Sim
 class Egress:
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "_call_at")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
@@ -55,7 +55,6 @@ class Egress:
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self._call_at = sim.call_at
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -106,7 +105,7 @@ class Egress:
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self._call_at(depart + self.prop + self.extra, self.arrive, self.epoch, frame)
+        self.sim.call_at(depart + self.prop + self.extra, self.arrive, self.epoch, frame)
 
     def arrive(self, epoch: int, frame: bytes) -> None:
         if epoch != self.epoch:

@@ -5,6 +5,7 @@ One lossless priority, the data queue (RoCE's data class), as RoCE is
 deployed (data on a PFC priority; CNPs and ACKs on a strict-priority class
 without PFC): the high-priority queue is neither paused nor accounted.
 
+- `PfcConfig` (fabric_sim.pfc_config): the thresholds, as a scenario gives them.
 - `PfcEgress`: an egress port with a real FIFO per queue and one departure
   event per packet, so that it can stop. The fast `Egress` of
   fabric_sim.links computes each departure when the packet is queued and
@@ -33,54 +34,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field, StrictBool, ValidationInfo, field_validator
-
-from control_plane.config import Model, Num
+from fabric_sim.links import Egress
+from fabric_sim.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
 from sim_core.sim import Sim
-
-FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
-
-
-class PfcConfig(Model):
-    """Thresholds per ingress (device, port) of the lossless priority, KiB.
-    Defaults: SONiC's lossless profile for NVIDIA Spectrum switches
-    (pg_profile_lookup.ini) sends XOFF once 19,456 bytes are held; XON two
-    4 KiB frames lower, so it does not flap per packet. Headroom None:
-    2 x propagation x rate + 2 frames for each link, the formula of
-    802.1Qbb guides and SONiC's buffer manager (what the wire holds both
-    ways, plus the frame being sent at each end)."""
-
-    enabled: StrictBool = Field(True, description="default: on for kind roce, off otherwise")
-    xoff_kb: Num(0.001, 1e6, "ingress KiB at which XOFF is sent") = 19.0
-    xon_kb: Num(0, 1e6, "ingress KiB at or below which XON is sent") = 11.0
-    headroom_kb: Num(0, 1e6, "buffer above XOFF; default: 2 x propagation x rate + 2 frames") | None = None
-
-    @field_validator("xon_kb")
-    @classmethod
-    def _below_xoff(cls, xon: float, info: ValidationInfo) -> float:
-        xoff = info.data.get("xoff_kb")
-        if xoff is not None and xon > xoff:
-            raise ValueError(f"{xon:g} is above xoff_kb {xoff:g}")
-        return xon
-
-
-def resolve(raw: Any, kind: str | None) -> Any:
-    """`transports[i].pfc` as written, for its kind: None where PFC is off
-    (the default but for roce); refused on another kind's lossy class."""
-    r = raw if isinstance(raw, dict) else {} if raw is None else raw
-    if not isinstance(r, dict):
-        return r  # the model says what is wrong with it
-    enabled = r.get("enabled", kind == "roce")
-    if enabled is True and kind != "roce":
-        raise ValueError(f"PFC is for kind roce (its lossless class), not {kind}")
-    return r if enabled is True else None if enabled is False else r  # not a bool: the model says so
-
-
-def headroom_bytes(cfg: PfcConfig, gbps: float, prop_us: float) -> int:
-    if cfg.headroom_kb is not None:
-        return int(cfg.headroom_kb * 1024)
-    return int(2 * prop_us * gbps * 1e3 / 8 + 2 * FRAME)
 
 
 class Ingress:
@@ -127,10 +84,12 @@ class Arrival:
         self.ingress: Ingress | None = None
 
 
-class PfcEgress:
+class PfcEgress(Egress):
     """An Egress (fabric_sim.links) whose data queue can be paused. The
     same constructor and attributes; `depth()` counts the data packets
-    held, the one on the wire included."""
+    held, the one on the wire included. A subclass so that the fabric's
+    ports are one type (compiled, a call on one is a direct call); it
+    overrides every method and keeps none of Egress's queue state."""
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,

@@ -20,7 +20,7 @@ from fabric_sim.transports import qps as transport
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
-from sim_core.sim import Sim
+from sim_core.sim import Sim, gc_frozen
 
 
 @dataclass
@@ -151,13 +151,14 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     bin_us = sc.duration_us / sc.bins
     tl = _Sampler(fab, links, bin_us)
     t_end = 0.0
-    while t_end < sc.duration_us and not drv.all_done():
-        t_end = min(sc.duration_us, t_end + bin_us)
-        sim.run(until=t_end)
-        tl.sample(t_end)
-        if progress:
-            progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
-                     f"{sim.events:,} events")
+    with gc_frozen():
+        while t_end < sc.duration_us and not drv.all_done():
+            t_end = min(sc.duration_us, t_end + bin_us)
+            sim.run(until=t_end)
+            tl.sample(t_end)
+            if progress:
+                progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
+                         f"{sim.events:,} events")
     tl.finish()
     res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice

@@ -34,8 +34,8 @@ from control_plane import topology as T
 from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
 from fabric_sim import capacity, cc_profile, scenario_events, sweep
 from fabric_sim.fields import ScenarioError
-from fabric_sim.pfc import PfcConfig
-from fabric_sim.pfc import resolve as resolve_pfc
+from fabric_sim.pfc_config import PfcConfig
+from fabric_sim.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.sweep import override
 

@@ -5,7 +5,10 @@ mypyc: `make fast`) can be held equal and compared for speed.
 
 `python -m fabric_sim.timing --nics N` runs the bench's permutation of
 N NICs (bench/sim_scale.py); `--scenario FILE` a scenario file's first
-transport. One JSON line on stdout. This module ships with the package, so
+transport; one JSON line on stdout. `--fingerprint` runs short cases
+that between them take every path of the hot code (trimming and NACKs, CE,
+probes, port failures, coalesced ACKs, RoCE with PFC and DCQCN, single
+path, a collective) and prints all they measured, one JSON line per run. This module ships with the package, so
 an installed (compiled) environment runs it from outside the checkout."""
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from control_plane.config import ConfigError
+from control_plane.config import ConfigError, read_mapping
+from control_plane.pipelines import SCENARIOS
 from fabric_sim import links, scenario
 from fabric_sim.run import run as simulate
 
@@ -55,12 +59,51 @@ def measure(sc: scenario.Scenario) -> dict:
             "messages": len(r.messages), "digest": hashlib.sha256(done.encode()).hexdigest()[:16]}
 
 
+# (scenario file under scenarios/, overrides): each short, together every hot path.
+CASES: list[tuple[str, dict]] = [
+    ("flagship.yaml", {"duration_us": 400, "workload": {"pattern": "permutation", "message_bytes": 400000}}),
+    ("flagship.yaml", {"duration_us": 300, "seed": 3, "workload": {"pattern": "permutation", "message_bytes": 600000},
+                       "endpoint": {"mtu": 4096, "ack_bytes": 16384}}),
+    ("paper/fig18.yaml", {"duration_us": 300}),
+    ("paper/fig09a.yaml", {"duration_us": 500, "events": [
+        {"at_us": 120, "nic_port_down": {"nic": "nic-0", "plane": 0}},
+        {"at_us": 240, "nic_port_down": {"nic": "nic-0", "plane": 1}},
+        {"at_us": 300, "nic_port_up": {"nic": "nic-0", "plane": 1}},
+        {"at_us": 360, "nic_port_up": {"nic": "nic-0", "plane": 0}}]}),
+    ("paper/fig16.yaml", {"duration_us": 400, "sweep": {}, "events": [{"at_us": 0, "nic_rx_loss": {"rate": 0.01}}],
+                          "workload": {"pattern": "ring_allreduce", "message_bytes": 1048576, "placement": "spread"}}),
+]
+
+
+def fingerprint() -> list[dict]:
+    """Everything the CASES' runs measured, per run (repr'd floats: exact)."""
+    out = []
+    for name, over in CASES:
+        path = SCENARIOS / name
+        sc = scenario.parse({**read_mapping(path), **over}, str(path), path.parent)
+        for t in sc.transports:
+            r = simulate(sc, t)
+            out.append(json.loads(json.dumps({
+                "case": name, "transport": t.name, "sim_events": r.sim_events, "packet_hops": r.packet_hops,
+                "msgs": [(m.src, m.dst, m.size, repr(m.posted_at), repr(m.done_at)) for m in r.messages],
+                "retx": r.retx, "drops": r.drops, "events": r.events, "reorder": r.reorder, "errors": r.errors,
+                "end_us": repr(r.end_us), "pfc": r.pfc, "packets": r.packets, "undelivered": r.undelivered,
+                "ledger": repr(r.ledger)}, sort_keys=True, default=repr)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m fabric_sim.timing", description=__doc__.split("\n\n")[0])
     which = ap.add_mutually_exclusive_group(required=True)
     which.add_argument("--nics", type=int, choices=sorted(SIZES), help="the bench's permutation of this many NICs")
     which.add_argument("--scenario", type=Path, help="a scenario file (its first transport runs)")
+    which.add_argument("--fingerprint", action="store_true",
+                       help="run the short cases that take every hot path; all they measured, a JSON line per run")
     args = ap.parse_args(argv)
+    if args.fingerprint:
+        for row in fingerprint():
+            print(json.dumps(row, sort_keys=True))
+        return
     if args.nics:
         sc = scenario.parse(size_scenario(args.nics), f"scale-{args.nics}", Path.cwd())
     else:

@@ -93,12 +93,9 @@ class Mrc:
 
     def marked_ce(self) -> Mrc:
         """This packet with CE in its ECN field (a NIC's RFC 6040 copy of
-        the outer CE), without parsing it again."""
-        out = Mrc.__new__(Mrc)
-        out.raw = self.raw[:1] + bytes((self.raw[1] | 0x30,)) + self.raw[2:]
-        out.tc, out.fl, out.sport, out.opcode = self.tc | 3, self.fl, self.sport, self.opcode
-        out.dqpn, out.ackreq, out.psn = self.dqpn, self.ackreq, self.psn
-        return out
+        the outer CE). Parsed again: a compiled class has no __new__
+        without __init__, and a CE copy is rare next to a hop."""
+        return Mrc(self.raw[:1] + bytes((self.raw[1] | 0x30,)) + self.raw[2:])
 
     # ---- IPv6 -----------------------------------------------------------
     @property

@@ -9,9 +9,11 @@ The public surface is SimPy's: a read-only `now`, and scheduling (`at`,
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _push = heapq.heappush
@@ -79,3 +81,18 @@ class Sim:
     def next_time(self) -> float | None:
         """When the next event is due, or None."""
         return self._queue[0][0] if self._queue else None
+
+
+@contextlib.contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Run a simulation with what exists now (the fabric, its tables, the
+    endpoints) out of the garbage collector's sight. Every packet-hop
+    allocates an event tuple, which triggers collections; a full collection
+    walked every object of the fabric, so the cost per hop grew with the
+    fabric's size. What the run allocates is still collected."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim import report
-from fabric_sim.pfc import Arrival, Ingress, PfcConfig, PfcEgress
+from fabric_sim.pfc import Arrival, Ingress, PfcEgress
+from fabric_sim.pfc_config import PfcConfig
 from fabric_sim.run import run
 from fabric_sim.scenario import ScenarioError
 from sim_core.sim import Sim

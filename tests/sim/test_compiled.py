@@ -1,0 +1,55 @@
+"""The simulator compiled with mypyc (`make fast`, setup.py) is the same
+model as the interpreted source: the short cases that take every hot path
+(fabric_sim.timing.CASES) measure exactly the same in both, every float.
+Runs where the compiled build exists and is newer than the sources."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from control_plane.pipelines import REPO
+from fabric_sim import timing
+
+FAST = REPO / ".venv-fast"
+PACKAGES = ("mrc_wire", "sim_core", "switch_model", "nic_model", "fabric_sim", "control_plane")
+
+
+def _stale() -> str | None:
+    stamp = FAST / ".installed"
+    if not (FAST / "bin" / "python").exists() or not stamp.exists():
+        return "no compiled build here (make fast builds it)"
+    sources = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")] + [REPO / "setup.py"]
+    newest = max(sources, key=lambda p: p.stat().st_mtime)
+    if newest.stat().st_mtime > stamp.stat().st_mtime:
+        return f"the compiled build is older than {newest.relative_to(REPO)} (make fast rebuilds it)"
+    return None
+
+
+def _compiled(*args: str, cwd: Path) -> str:
+    # -P and a folder outside the checkout: the installed (compiled) package, not the source here
+    proc = subprocess.run([str(FAST / "bin" / "python"), "-P", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+pytestmark = pytest.mark.skipif(_stale() is not None, reason=str(_stale()))
+
+
+def test_the_compiled_build_runs_compiled_modules(tmp_path):
+    out = _compiled("-c", "from fabric_sim import timing; print(timing.compiled())", cwd=tmp_path)
+    assert out.strip() == "True"
+
+
+def test_compiled_and_interpreted_runs_measure_the_same(tmp_path):
+    assert not timing.compiled()
+    compiled = [json.loads(line) for line in _compiled("-m", "fabric_sim.timing", "--fingerprint",
+                                                       cwd=tmp_path).splitlines()]
+    interpreted = timing.fingerprint()
+    assert [(r["case"], r["transport"]) for r in compiled] == [(r["case"], r["transport"]) for r in interpreted]
+    for c, i in zip(compiled, interpreted, strict=True):
+        assert c == i, f"{c['case']} {c['transport']}: the compiled run differs"
