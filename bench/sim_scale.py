@@ -1,11 +1,15 @@
 """Timed-fabric speed and scale (issue 23): packet-hops per CPU-second on
 the flagship, then a permutation of 2 MiB messages on fabrics of 64 to
 8,192 NICs, each in a child process for its wall time, CPU time and peak
-RSS, and what dominates the flagship's profile (cProfile, own time).
+RSS (fabric_sim.timing), and what dominates the flagship's profile.
 
-Each size runs in its own process (`python -m bench.sim_scale --one N`),
-so one size's memory is not another's. `BENCH_MAX_NICS` bounds the table
-(default 8192); a size that would not finish within `BENCH_SIZE_TIMEOUT_S`
+Two builds of the one source are measured side by side: interpreted (this
+environment) and compiled with mypyc (`make fast`, which `make bench`
+builds first where a C compiler is found). Where both run a size, their
+outcomes must be identical (digest of every message's completion time) and
+the ratio of their CPU seconds is given. `BENCH_MAX_NICS` bounds the table
+(default 8192), `BENCH_INTERPRETED_MAX_NICS` the interpreted column
+(default 1024); a size that would not finish within `BENCH_SIZE_TIMEOUT_S`
 (default 900) is reported as over. Where `htsim_uec` is on PATH the same
 permutation is not yet exported to it: the table says so."""
 
@@ -16,87 +20,79 @@ import cProfile
 import json
 import os
 import pstats
-import resource
 import shutil
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 from bench import sections
 from control_plane.pipelines import REPO
-from fabric_sim import scenario
+from fabric_sim import scenario, timing
 from fabric_sim.run import run as simulate
 
 FLAGSHIP = REPO / "scenarios" / "flagship.yaml"
 TARGET_1024_S = 20.0  # issue 23: without htsim beside it, 1,024 NICs in at most 20 s on an idle core
-# NICs -> (t0 per plane, hosts per T0, spines per plane); 8 planes of 100 Gb/s everywhere.
-SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32)}
-MESSAGE = 2 * 1024 * 1024
+INTERPRETED = [sys.executable]
 
 
-def size_scenario(nics: int) -> dict:
-    rows, hosts, spines = SIZES[nics]
-    return {"name": f"scale-{nics}", "seed": 1,
-            "topology": {"name": f"scale-{nics}", "planes": 8, "t0_per_plane": rows, "t1_per_plane": spines,
-                         "hosts_per_t0": hosts},
-            "links": {"nic_gbps": 100, "fabric_gbps": 100, "prop_us": 0.5}, "endpoint": {"mtu": 4096},
-            "workload": {"pattern": "permutation", "message_bytes": MESSAGE},
-            "transports": [{"name": "mrc", "kind": "mrc", "evs_per_qp": 64}], "duration_us": 2000, "bins": 20}
-
-
-def one(nics: int) -> dict:
-    """Run one size in this process; its figures as a dict."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    sc = scenario.parse(size_scenario(nics), f"scale-{nics}", REPO)
-    r = simulate(sc, sc.transports[0])
-    cpu = time.process_time() - c0
-    return {"nics": nics, "wall_s": time.perf_counter() - t0, "cpu_s": cpu, "sim_cpu_s": r.wall_s,
-            "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "hops": r.packet_hops,
-            "delivered": sum(m.done_at >= 0 for m in r.messages), "messages": len(r.messages)}
-
-
-def _child(nics: int, timeout: float) -> dict | None:
-    try:
-        proc = subprocess.run([sys.executable, "-m", "bench.sim_scale", "--one", str(nics)], capture_output=True,
-                              text=True, timeout=timeout, cwd=REPO)
-    except subprocess.TimeoutExpired:
-        return None
+def _child(build: list[str], args: list[str], timeout: float) -> dict | None:
+    """fabric_sim.timing in a child process of `build`, from a folder with no
+    source in it (a -P build then imports only what it installed)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        try:
+            proc = subprocess.run([*build, "-m", "fabric_sim.timing", *args], capture_output=True, text=True,
+                                  timeout=timeout, cwd=cwd if "-P" in build else REPO)
+        except subprocess.TimeoutExpired:
+            return None
     if proc.returncode != 0:
-        raise RuntimeError(f"{nics} NICs failed: {proc.stderr[-800:]}")
+        raise RuntimeError(f"{' '.join(args)} failed: {proc.stderr[-800:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def scale_table() -> list[str]:
+def _same(a: dict | None, b: dict | None) -> str:
+    if a is None or b is None:
+        return ""
+    return "same" if (a["digest"], a["hops"]) == (b["digest"], b["hops"]) else "**DIFFERENT**"
+
+
+def scale_table(fast: list[str] | None) -> list[str]:
     limit = int(os.environ.get("BENCH_MAX_NICS", "8192"))
+    interp_limit = int(os.environ.get("BENCH_INTERPRETED_MAX_NICS", "1024"))
     timeout = float(os.environ.get("BENCH_SIZE_TIMEOUT_S", "900"))
+    build = fast or INTERPRETED
     lines = [
-        "| NICs | switches | wall s | CPU s | peak RSS GiB | packet-hops | hops per CPU-s | µs per hop | delivered |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| NICs | switches | wall s | CPU s | peak RSS GiB | packet-hops | hops per CPU-s | µs per hop | delivered "
+        "| interpreted CPU s | speed-up | outcome |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     figures = {}
-    for nics in (n for n in SIZES if n <= limit):
+    for nics in (n for n in timing.SIZES if n <= limit):
         print(f"  scale: {nics} NICs ...", flush=True)
-        f = _child(nics, timeout)
-        rows, _, spines = SIZES[nics]
+        f = _child(build, ["--nics", str(nics)], timeout)
+        rows, _, spines = timing.SIZES[nics]
         switches = 8 * (rows + spines)
         if f is None:
-            lines.append(f"| {nics:,} | {switches:,} | over {timeout:.0f} s | | | | | | |")
+            lines.append(f"| {nics:,} | {switches:,} | over {timeout:.0f} s | | | | | | | | | |")
             break
         figures[nics] = f
+        slow = _child(INTERPRETED, ["--nics", str(nics)], timeout) if fast and nics <= interp_limit else None
+        ratio = f"{slow['cpu_s'] / f['cpu_s']:.2f}x" if slow else ""
         lines.append(f"| {nics:,} | {switches:,} | {f['wall_s']:.1f} | {f['cpu_s']:.1f} | {f['rss_gib']:.2f} | "
                      f"{f['hops']:,} | {f['hops'] / f['cpu_s']:,.0f} | {1e6 * f['cpu_s'] / f['hops']:.1f} | "
-                     f"{f['delivered']}/{f['messages']} |")
-    skipped = [n for n in SIZES if n > limit]
+                     f"{f['delivered']}/{f['messages']} | {slow['cpu_s'] if slow else 0:.1f} | {ratio} | "
+                     f"{_same(f, slow)} |".replace("| 0.0 |", "| |"))
+    skipped = [n for n in timing.SIZES if n > limit]
     if skipped:
         lines.append(f"\nNot run (BENCH_MAX_NICS={limit}): {', '.join(f'{n:,}' for n in skipped)} NICs.")
     if 1024 in figures:
         f = figures[1024]
         peer = shutil.which("htsim_uec") or shutil.which("htsim")
         verdict = "within" if f["cpu_s"] <= TARGET_1024_S else "OVER"
-        lines.append(f"\n1,024 NICs: **{f['cpu_s']:.1f} CPU-s**, {verdict} the target of {TARGET_1024_S:g} s on an "
-                     f"idle core; " + (f"{peer} is on PATH but the permutation is not exported to it yet"
-                                       if peer else "htsim_uec/csg-htsim not on PATH: no ratio against it"))
+        lines.append(f"\n1,024 NICs: **{f['cpu_s']:.1f} CPU-s** ({'compiled' if fast else 'interpreted'}), {verdict} "
+                     f"the target of {TARGET_1024_S:g} s on an idle core; "
+                     + (f"{peer} is on PATH but the permutation is not exported to it yet"
+                        if peer else "htsim_uec/csg-htsim not on PATH: no ratio against it"))
     return lines
 
 
@@ -109,7 +105,7 @@ def _profile() -> list[str]:
     st = pstats.Stats(prof)
     total = sum(v[2] for v in st.stats.values())  # own time
     rows = sorted(st.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
-    out = [f"Profile of the flagship's MRC run ({r.packet_hops:,} packet-hops; own time, cProfile):", "",
+    out = [f"Profile of the flagship's MRC run, interpreted ({r.packet_hops:,} packet-hops; own time, cProfile):", "",
            "| function | share of time | calls |", "|---|---|---|"]
     for (path, _line, fn), v in rows:
         where = Path(path).name if path != "~" else "builtin"
@@ -118,29 +114,35 @@ def _profile() -> list[str]:
 
 
 def run() -> list[str]:
-    sc = scenario.load(FLAGSHIP)
-    c0 = time.process_time()
-    r = simulate(sc, sc.transports[0])
-    cpu = time.process_time() - c0
+    fast, why = timing.compiled_build(REPO)
+    load = os.getloadavg()[0]
     lines = ["## Timed fabric (fabric_sim)", "",
-             f"Flagship ({sc.topology.nics} NICs, MRC, spine failure): {r.packet_hops:,} packet-hops, "
-             f"{r.sim_events:,} events in {cpu:.1f} CPU-s: **{r.packet_hops / cpu:,.0f} packet-hops per CPU-second** "
-             f"({1e6 * cpu / r.packet_hops:.1f} µs per hop, endpoints and NICs included)", "",
-             "Scale: a permutation of 2 MiB messages in 4 KiB packets, 8 planes of 100 Gb/s, each size in its own "
-             "process:", ""]
-    return lines + scale_table() + [""] + _profile() + [""]
+             f"Builds: interpreted ({Path(sys.executable).parent.parent.name}) and "
+             + (f"compiled with mypyc ({Path(fast[0]).parent.parent.name}, setup.py's COMPILED modules)" if fast
+                else f"no compiled one: {why}") + f"; load average {load:.2f} when this section started "
+             "(on an idle machine it is about 0).", ""]
+    slow = _child(INTERPRETED, ["--scenario", str(FLAGSHIP)], 900)
+    quick = _child(fast, ["--scenario", str(FLAGSHIP)], 900) if fast else None
+    assert slow is not None
+    for name, f in (("interpreted", slow), ("compiled", quick)):
+        if f is not None:
+            lines.append(f"Flagship ({name}, 64 NICs, MRC, spine failure): {f['hops']:,} packet-hops, "
+                         f"{f['events']:,} events in {f['cpu_s']:.1f} CPU-s: **{f['hops'] / f['cpu_s']:,.0f} "
+                         f"packet-hops per CPU-second** ({1e6 * f['cpu_s'] / f['hops']:.1f} µs per hop, endpoints "
+                         "and NICs included)")
+    if quick:
+        lines.append(f"\nCompiled against interpreted on the flagship: {slow['cpu_s'] / quick['cpu_s']:.2f}x the "
+                     f"packet-hops per CPU-second; outcome {_same(slow, quick)}.")
+    lines += ["", "Scale: a permutation of 2 MiB messages in 4 KiB packets, 8 planes of 100 Gb/s, each size in its "
+              f"own process, {'compiled' if fast else 'interpreted'} (beside it, the interpreted CPU seconds):", ""]
+    return lines + scale_table(fast) + [""] + _profile() + [""]
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.sim_scale", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--one", type=int, choices=sorted(SIZES), metavar="NICS",
-                    help="run only this size in this process and print its figures as JSON")
     ap.add_argument("--write", action="store_true",
                     help="also put the figures in bench/results/latest.md (this section only)")
     args = ap.parse_args(argv)
-    if args.one:
-        print(json.dumps(one(args.one)))
-        return
     lines = run()
     print("\n".join(lines))
     if args.write:

@@ -29,6 +29,7 @@ from fabric_sim.run import run as simulate
 # NICs -> (T0 per plane, hosts per T0, spines per plane); 8 planes of 100 Gb/s everywhere.
 SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32)}
 MESSAGE = 2 * 1024 * 1024
+PACKAGES = ("mrc_wire", "sim_core", "switch_model", "nic_model", "fabric_sim", "control_plane")  # what setup.py builds
 
 
 def size_scenario(nics: int) -> dict:
@@ -40,6 +41,22 @@ def size_scenario(nics: int) -> dict:
             "links": {"nic_gbps": 100, "fabric_gbps": 100, "prop_us": 0.5}, "endpoint": {"mtu": 4096},
             "workload": {"pattern": "permutation", "message_bytes": MESSAGE},
             "transports": [{"name": "mrc", "kind": "mrc", "evs_per_qp": 64}], "duration_us": 2000, "bins": 20}
+
+
+def compiled_build(repo: Path) -> tuple[list[str] | None, str]:
+    """The command that runs a checkout's compiled build (`make fast`):
+    its interpreter with -P, so that a run from any folder imports the
+    installed compiled package, not a source folder. None, with the
+    reason, where there is none or it is older than the sources."""
+    fast = repo / ".venv-fast"
+    stamp = fast / ".installed"
+    if not (fast / "bin" / "python").exists() or not stamp.exists():
+        return None, "no compiled build (make fast builds it)"
+    sources = [p for pkg in PACKAGES for p in (repo / pkg).rglob("*.py")] + [repo / "setup.py"]
+    newest = max(sources, key=lambda p: p.stat().st_mtime)
+    if newest.stat().st_mtime > stamp.stat().st_mtime:
+        return None, f"the compiled build is older than {newest.relative_to(repo)} (make fast rebuilds it)"
+    return [str(fast / "bin" / "python"), "-P"], "compiled (make fast)"
 
 
 def compiled() -> bool:

@@ -46,11 +46,21 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     high_priority: bool
 
 
+class PortCounters:
+    """One port's counts (the P4's port_rx, port_tx, port_drop and their
+    bytes): plain fields, so a hop adds to them without a lookup."""
+
+    __slots__ = ("rx", "rx_bytes", "tx", "tx_bytes", "drop")
+
+    def __init__(self) -> None:
+        self.rx = self.rx_bytes = self.tx = self.tx_bytes = self.drop = 0
+
+
 class Decision(NamedTuple):
     """What the address-only stages decided for one destination: a drop
     reason of the stage that drops (sanity before the length check,
-    routing after it), or the egress port, the shifted destination and the
-    neighbour's rewritten Ethernet header."""
+    routing after it), or the egress port (and its counters), the shifted
+    destination and the neighbour's rewritten Ethernet header."""
 
     sanity_drop: str | None
     route_drop: str | None
@@ -58,6 +68,7 @@ class Decision(NamedTuple):
     dst: bytes
     neighbour: S.PortNeighbour | None
     eth: bytes
+    counters: PortCounters | None
 
 
 class QueueDepths:
@@ -93,11 +104,7 @@ class SwitchModel:
         self.depth: Callable[[int], int] = depth if depth is not None else self._static  # type: ignore[assignment]
         self.mark_last_hop = mark_last_hop
         self.cache = cache
-        self.port_rx: Counter[int] = Counter()
-        self.port_tx: Counter[int] = Counter()
-        self.port_drop: Counter[int] = Counter()
-        self.port_rx_bytes: Counter[int] = Counter()
-        self.port_tx_bytes: Counter[int] = Counter()
+        self.ports: dict[int, PortCounters] = {}
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
@@ -143,24 +150,51 @@ class SwitchModel:
 
     def _drop(self, in_port: int, reason: str) -> None:
         self.drops[reason] += 1
-        self.port_drop[in_port] += 1
+        self.counters(in_port).drop += 1
+
+    def counters(self, port: int) -> PortCounters:
+        c = self.ports.get(port)
+        if c is None:
+            c = self.ports[port] = PortCounters()
+        return c
+
+    # The P4's port counters by port (ports never counted are absent, as in a Counter).
+    @property
+    def port_rx(self) -> Counter[int]:
+        return Counter({p: c.rx for p, c in self.ports.items() if c.rx})
+
+    @property
+    def port_rx_bytes(self) -> Counter[int]:
+        return Counter({p: c.rx_bytes for p, c in self.ports.items() if c.rx_bytes})
+
+    @property
+    def port_tx(self) -> Counter[int]:
+        return Counter({p: c.tx for p, c in self.ports.items() if c.tx})
+
+    @property
+    def port_tx_bytes(self) -> Counter[int]:
+        return Counter({p: c.tx_bytes for p, c in self.ports.items() if c.tx_bytes})
+
+    @property
+    def port_drop(self) -> Counter[int]:
+        return Counter({p: c.drop for p, c in self.ports.items() if c.drop})
 
     # ---- the address-only stages (sanity, usid, routing, forward) ----------
     def decide(self, dst: bytes) -> Decision:
         """Run the stages that depend only on the destination and the tables."""
         if unroutable(dst):
-            return Decision("bad_destination", None, 0, dst, None, b"")
+            return Decision("bad_destination", None, 0, dst, None, b"", None)
         da = int.from_bytes(dst, "big")
         if da >> 80 in self.my_locators:
             if da & ARG_MASK == 0:
-                return Decision(None, "for_me", 0, dst, None, b"")
+                return Decision(None, "for_me", 0, dst, None, b"", None)
             da = shift(da)
         port = self.routes.get(da >> 80)
         if port is None:
-            return Decision(None, "no_route", 0, dst, None, b"")
+            return Decision(None, "no_route", 0, dst, None, b"", None)
         nb = self.neighbours.get(port)
         eth = b"" if nb is None else nb.dst_mac.to_bytes(6, "big") + nb.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth)
+        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth, self.counters(port))
 
     def _decision(self, dst: bytes) -> Decision:
         if not self.cache:
@@ -183,8 +217,11 @@ class SwitchModel:
         """One frame through the pipeline. Only the 54 bytes of Ethernet and
         IPv6 header are rebuilt; the payload is copied once, when appended."""
         size = len(frame)
-        self.port_rx[in_port] += 1
-        self.port_rx_bytes[in_port] += size
+        pc = self.ports.get(in_port)
+        if pc is None:
+            pc = self.counters(in_port)
+        pc.rx += 1
+        pc.rx_bytes += size
         if size < ETH_LEN:
             self._drop(in_port, "malformed")
             return None
@@ -245,6 +282,8 @@ class SwitchModel:
         tc = (dscp << 2) | ecn
         out = b"".join((d.eth, bytes(((6 << 4) | (tc >> 4), ((tc & 0x0F) << 4) | (frame[15] & 0x0F))), frame[16:18],
                         plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], d.dst, frame[_HDRS:end]))
-        self.port_tx[port] += 1
-        self.port_tx_bytes[port] += len(out)
+        pc = d.counters
+        assert pc is not None  # a decision with a neighbour has its port's counters
+        pc.tx += 1
+        pc.tx_bytes += len(out)
         return Output(port, out, high)

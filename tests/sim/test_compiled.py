@@ -14,30 +14,18 @@ import pytest
 from control_plane.pipelines import REPO
 from fabric_sim import timing
 
-FAST = REPO / ".venv-fast"
-PACKAGES = ("mrc_wire", "sim_core", "switch_model", "nic_model", "fabric_sim", "control_plane")
-
-
-def _stale() -> str | None:
-    stamp = FAST / ".installed"
-    if not (FAST / "bin" / "python").exists() or not stamp.exists():
-        return "no compiled build here (make fast builds it)"
-    sources = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")] + [REPO / "setup.py"]
-    newest = max(sources, key=lambda p: p.stat().st_mtime)
-    if newest.stat().st_mtime > stamp.stat().st_mtime:
-        return f"the compiled build is older than {newest.relative_to(REPO)} (make fast rebuilds it)"
-    return None
+COMMAND, WHY = timing.compiled_build(REPO)
 
 
 def _compiled(*args: str, cwd: Path) -> str:
     # -P and a folder outside the checkout: the installed (compiled) package, not the source here
-    proc = subprocess.run([str(FAST / "bin" / "python"), "-P", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    assert COMMAND is not None
+    proc = subprocess.run([*COMMAND, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
 
-pytestmark = pytest.mark.skipif(_stale() is not None, reason=str(_stale()))
+pytestmark = pytest.mark.skipif(COMMAND is None, reason=WHY)
 
 
 def test_the_compiled_build_runs_compiled_modules(tmp_path):
