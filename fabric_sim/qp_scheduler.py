@@ -95,7 +95,7 @@ class QpScheduler:
         live = [e for e in self.egress.values() if e.up]
         if not live:
             return  # every port down: the next packet the endpoint sends looks again
-        nxt = min((e.departures[0] for e in live if e.departures and e.departures[0] > now), default=now + 0.1)
+        nxt = min((t for e in live if (t := e.head_departure()) is not None and t > now), default=now + 0.1)
         if self.wake_at <= now or nxt < self.wake_at:
             self.wake_at = nxt
             self.sim.at(nxt - now, self._woken, nxt)

@@ -27,6 +27,9 @@ class Port:
             self.departures.popleft()
         return len(self.departures)
 
+    def head_departure(self) -> float | None:
+        return self.departures[0] if self.departures else None
+
     def take(self, raw: bytes) -> None:
         p = W.parse(raw)
         self.sent.append((self.sim.now, p.dqpn, p.psn))
