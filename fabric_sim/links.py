@@ -23,12 +23,13 @@ from collections.abc import Callable
 from typing import Any
 
 from sim_core.sim import Sim
+from switch_model.pipeline import DepthSource
 
 
 class Egress:
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "on_arrival")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
@@ -59,6 +60,7 @@ class Egress:
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
+        self.on_arrival = self.arrive  # bound once: scheduling it then allocates no method object per hop
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -118,7 +120,7 @@ class Egress:
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self.sim.call_at(depart + self.prop + self.extra, self.arrive, self.epoch, frame)
+        self.sim.call_at(depart + self.prop + self.extra, self.on_arrival, self.epoch, frame)
 
     def arrive(self, epoch: int, frame: bytes) -> None:
         if epoch != self.epoch:
@@ -136,7 +138,7 @@ class Egress:
         self.up = up
 
 
-class LiveDepth:
+class LiveDepth(DepthSource):
     """A switch model's depth source: the data-queue depth of each of its
     egress ports, read from the live queues (0 for a port with no cable)."""
 
@@ -145,6 +147,6 @@ class LiveDepth:
     def __init__(self, egress: dict[int, Egress]):
         self.egress = egress
 
-    def __call__(self, port: int) -> int:
+    def of(self, port: int) -> int:
         e = self.egress.get(port)
         return 0 if e is None else e.depth()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import heapq
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,12 +21,12 @@ Event = tuple[float, int, Callable[..., None], tuple[Any, ...]]
 
 
 class Sim:
-    __slots__ = ("_now", "_queue", "_next", "events")
+    __slots__ = ("_now", "_queue", "_seq", "events")
 
     def __init__(self) -> None:
         self._now = 0.0
         self._queue: list[Event] = []
-        self._next = itertools.count().__next__
+        self._seq = 0  # ties at one time run in the order scheduled
         self.events = 0  # events run so far
 
     @property
@@ -37,11 +36,13 @@ class Sim:
 
     def at(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
         """Run fn(*args) `delay` µs from now."""
-        _push(self._queue, (self._now + delay, self._next(), fn, args))
+        self._seq += 1
+        _push(self._queue, (self._now + delay, self._seq, fn, args))
 
     def call_at(self, when: float, fn: Callable[..., None], *args: Any) -> None:
         """Run fn(*args) at absolute time `when` (not before now)."""
-        _push(self._queue, (when if when > self._now else self._now, self._next(), fn, args))
+        self._seq += 1
+        _push(self._queue, (when if when > self._now else self._now, self._seq, fn, args))
 
     def pending(self) -> int:
         return len(self._queue)

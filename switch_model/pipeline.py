@@ -21,7 +21,7 @@ PTF model target.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from mrc_wire import entries as S
@@ -71,7 +71,17 @@ class Decision(NamedTuple):
     counters: PortCounters | None
 
 
-class QueueDepths:
+class DepthSource:
+    """Where the congestion stage reads an egress port's data-queue depth,
+    in packets (a class, not any callable: a compiled call is direct)."""
+
+    __slots__ = ()
+
+    def of(self, port: int) -> int:
+        raise NotImplementedError
+
+
+class QueueDepths(DepthSource):
     """A settable depth per port: the depth source where no queue is
     simulated (tests, the PTF model target)."""
 
@@ -80,19 +90,19 @@ class QueueDepths:
     def __init__(self) -> None:
         self.depths: dict[int, int] = {}
 
-    def __call__(self, port: int) -> int:
+    def of(self, port: int) -> int:
         return self.depths.get(port, 0)
 
 
 class SwitchModel:
     """One switch: install plan entries, then `process` frames.
 
-    `depth(port)` gives the data-queue depth (packets) the congestion stage
+    `depth.of(port)` gives the data-queue depth (packets) the congestion stage
     reads; `mark_last_hop` also marks ECN toward hosts, which the P4 switch
     never does (it trims there): the RoCE baseline's switches, whose DCQCN
     needs the last hop's marks."""
 
-    def __init__(self, name: str = "switch", depth: Callable[[int], int] | None = None, *,
+    def __init__(self, name: str = "switch", depth: DepthSource | None = None, *,
                  mark_last_hop: bool = False, cache: bool = True):
         self.name = name
         self.my_locators: set[int] = set()
@@ -100,8 +110,10 @@ class SwitchModel:
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
         self.congestion = S.CongestionConfig(64, 128, 256, 16, 18)
-        self._static = QueueDepths() if depth is None else None
-        self.depth: Callable[[int], int] = depth if depth is not None else self._static  # type: ignore[assignment]
+        self._static: QueueDepths | None = None
+        if depth is None:
+            depth = self._static = QueueDepths()
+        self.depth: DepthSource = depth
         self.mark_last_hop = mark_last_hop
         self.cache = cache
         self.ports: dict[int, PortCounters] = {}
@@ -259,7 +271,7 @@ class SwitchModel:
         depth, the priority queue for the priority class and trimmed stubs."""
         c = self.congestion
         port = d.port
-        depth = self.depth(port)
+        depth = self.depth.of(port)
         tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
         dscp, ecn = tc >> 2, tc & 3
         if ecn != 0 and depth >= c.ecn_threshold and (not nb.host_facing or self.mark_last_hop):
