@@ -1,0 +1,62 @@
+"""The data queue's depth as a switch reads it: packets whose departure is
+still ahead, the one on the wire included, however long the queue has
+been running (departed entries are cut off in blocks); and the event
+loop's garbage-collector setting around a run."""
+
+import gc
+import random
+
+from fabric_sim.links import Egress
+from sim_core.sim import Sim, gc_frozen
+
+SIZE = 1250  # bytes: 0.1 µs at 100 Gb/s
+
+
+def _egress(sim: Sim) -> Egress:
+    return Egress(sim, "a->b", 100.0, 0.5, lambda port, frame: None, 1, data_cap=10_000, high_cap=10,
+                  rng=random.Random(0))
+
+
+def test_depth_counts_the_packets_not_yet_departed_across_block_cuts():
+    """600 packets queued at 0 leave every 0.1 µs: at 30.05 µs, 300 have left (past the 256 at which the
+    departed are cut off), 300 remain, the next leaving at 30.1 µs; at 59.95 µs one remains."""
+    sim = Sim()
+    eg = _egress(sim)
+    for _ in range(600):
+        eg.send(bytes(SIZE), False)
+    assert eg.depth() == 600
+    sim.call_at(30.05, lambda: None)
+    sim.run(until=30.05)
+    assert eg.depth() == 300
+    assert abs(eg.head_departure() - 30.1) < 1e-9
+    sim.call_at(59.95, lambda: None)
+    sim.run(until=59.95)
+    assert eg.depth() == 1
+    eg.send(bytes(SIZE), False)  # queued behind the last: leaves at 60.1 µs
+    assert eg.depth() == 2
+    sim.call_at(60.2, lambda: None)
+    sim.run(until=60.2)
+    assert eg.depth() == 0 and eg.head_departure() is None
+
+
+def test_a_full_data_queue_drops_after_block_cuts():
+    sim = Sim()
+    eg = _egress(sim)
+    eg.data_cap = 300
+    for _ in range(301):
+        eg.send(bytes(SIZE), False)
+    assert eg.drops == {"queue_full": 1}
+    sim.call_at(29.95, lambda: None)
+    sim.run(until=29.95)  # 299 left: room for 299 more, not 300
+    for _ in range(300):
+        eg.send(bytes(SIZE), False)
+    assert eg.depth() == 300 and eg.drops == {"queue_full": 2}
+
+
+def test_a_run_freezes_what_exists_and_restores_the_collector():
+    before = gc.get_threshold()
+    with gc_frozen():
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] >= 20_000
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
