@@ -6,6 +6,7 @@ Runs where the compiled build exists and is newer than the sources."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,14 +26,16 @@ def _compiled(*args: str, cwd: Path) -> str:
     return proc.stdout
 
 
-pytestmark = pytest.mark.skipif(COMMAND is None, reason=WHY)
+needs_build = pytest.mark.skipif(COMMAND is None, reason=WHY)
 
 
+@needs_build
 def test_the_compiled_build_runs_compiled_modules(tmp_path):
     out = _compiled("-c", "from fabric_sim import timing; print(timing.compiled())", cwd=tmp_path)
     assert out.strip() == "True"
 
 
+@needs_build
 def test_compiled_and_interpreted_runs_measure_the_same(tmp_path):
     assert not timing.compiled()
     compiled = [json.loads(line) for line in _compiled("-m", "fabric_sim.timing", "--fingerprint",
@@ -41,3 +44,22 @@ def test_compiled_and_interpreted_runs_measure_the_same(tmp_path):
     assert [(r["case"], r["transport"]) for r in compiled] == [(r["case"], r["transport"]) for r in interpreted]
     for c, i in zip(compiled, interpreted, strict=True):
         assert c == i, f"{c['case']} {c['transport']}: the compiled run differs"
+
+
+def test_a_compiled_build_is_used_only_when_newer_than_every_source(tmp_path):
+    """No build: the reason; a source edited after the build: stale, naming it; else the -P command."""
+    assert timing.compiled_build(tmp_path) == (None, "no compiled build (make fast builds it)")
+    fast = tmp_path / ".venv-fast"
+    (fast / "bin").mkdir(parents=True)
+    (fast / "bin" / "python").touch()
+    src = tmp_path / "fabric_sim" / "links.py"
+    src.parent.mkdir()
+    src.touch()
+    (tmp_path / "setup.py").touch()
+    stamp = fast / ".installed"
+    stamp.touch()
+    os.utime(src, (stamp.stat().st_mtime + 5,) * 2)
+    cmd, why = timing.compiled_build(tmp_path)
+    assert cmd is None and why == "the compiled build is older than fabric_sim/links.py (make fast rebuilds it)"
+    os.utime(stamp, (stamp.stat().st_mtime + 10,) * 2)
+    assert timing.compiled_build(tmp_path) == ([str(fast / "bin" / "python"), "-P"], "compiled (make fast)")
