@@ -52,6 +52,7 @@ $(FAST)/.installed: $(SOURCES)
 	  echo "compiled the simulator's hot path ($(FAST))"; \
 	else \
 	  echo "mypyc build failed ($(FAST)/compile.log): the simulator runs interpreted"; \
+	  touch $(call q,$(FAST)/interpreted); \
 	fi
 	touch $(call q,$@)
 
@@ -62,8 +63,9 @@ fast: $(FAST)/.installed
 build: $(VENV)/.installed
 	$(call q,$(PY)) -m testbed.build
 
-# ruff and mypy first (configured in pyproject.toml), then the suite.
-test: $(VENV)/.installed-test $(SHELL_VENV)/.installed
+# ruff and mypy first (configured in pyproject.toml), then the suite; the
+# compiled build too, which tests/sim/test_compiled.py holds to the source.
+test: $(VENV)/.installed-test $(SHELL_VENV)/.installed $(if $(filter 1,$(COMPILE)),$(FAST)/.installed)
 	$(call q,$(PY)) -m ruff check .
 	$(call q,$(PY)) -m mypy
 	$(call q,$(PY)) -m pytest

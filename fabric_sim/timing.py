@@ -52,6 +52,8 @@ def compiled_build(repo: Path) -> tuple[list[str] | None, str]:
     stamp = fast / ".installed"
     if not (fast / "bin" / "python").exists() or not stamp.exists():
         return None, "no compiled build (make fast builds it)"
+    if (fast / "interpreted").exists():
+        return None, f"mypyc could not build it here ({fast / 'compile.log'} says why)"
     sources = [p for pkg in PACKAGES for p in (repo / pkg).rglob("*.py")] + [repo / "setup.py"]
     newest = max(sources, key=lambda p: p.stat().st_mtime)
     if newest.stat().st_mtime > stamp.stat().st_mtime:

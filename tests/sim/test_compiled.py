@@ -63,3 +63,5 @@ def test_a_compiled_build_is_used_only_when_newer_than_every_source(tmp_path):
     assert cmd is None and why == "the compiled build is older than fabric_sim/links.py (make fast rebuilds it)"
     os.utime(stamp, (stamp.stat().st_mtime + 10,) * 2)
     assert timing.compiled_build(tmp_path) == ([str(fast / "bin" / "python"), "-P"], "compiled (make fast)")
+    (fast / "interpreted").touch()  # make fast fell back: mypyc failed
+    assert timing.compiled_build(tmp_path)[0] is None
