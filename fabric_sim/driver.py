@@ -8,12 +8,12 @@ from collections.abc import Callable
 from fabric_sim.ledger import Ledger
 from fabric_sim.transports.qps import QpLink
 from fabric_sim.workload import Message
-from nic_model.endpoint import Endpoint
+from nic_model.host import Host
 
 
 class Driver:
     def __init__(self, msgs: list[Message], links: dict[tuple[int, int], list[QpLink]],
-                 endpoint: Callable[[int], Endpoint], now: Callable[[], float]):
+                 endpoint: Callable[[int], Host], now: Callable[[], float]):
         self.msgs, self.links, self.endpoint, self.now = msgs, links, endpoint, now
         self.parts: dict[tuple[int, int], Message] = {}  # (receiver QP, msg_id) -> message
         self.done = 0

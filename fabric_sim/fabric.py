@@ -19,6 +19,7 @@ from mrc_wire import ids
 from mrc_wire import packet as W
 from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
 from mrc_wire.ids import DeviceId
+from nic_model.host import Host
 from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel
@@ -60,7 +61,7 @@ class NicNode:
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
         self.n, self.model, self.egress = n, model, {}
         self.egress: dict[int, Egress]
-        self.endpoint: W.PacketHost | None = None  # the MRC or the RoCE endpoint
+        self.endpoint: Host | None = None  # the MRC or the RoCE endpoint
         # Packets the host handed this NIC, and this NIC handed its host:
         # counted where they happen (fabric_sim/tally.py sums them).
         self.from_host = self.to_host = 0

@@ -51,9 +51,9 @@ def apply(fab: Fabric, ev: Event, on_fault: Callable[[], None]) -> None:
         for (a, _), qps in fab.qp_links.items():
             if a == n:
                 for q in qps:
-                    for ev in q.prof_a.home:
-                        if ev_plane(ev) == plane:
-                            fab.nics[n].ev_loss[(q.qpn_b, ev)] = rate
+                    for home in q.prof_a.home:
+                        if ev_plane(home) == plane:
+                            fab.nics[n].ev_loss[(q.qpn_b, home)] = rate
     else:
         for e in fab.link(args[0], args[1]):
             if k == "link_loss":

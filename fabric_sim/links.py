@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from mrc_wire.ids import DeviceId
 from sim_core.sim import Sim
 from switch_model.pipeline import DepthSource
 
@@ -32,8 +33,8 @@ class Egress:
                  "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "on_arrival")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
-                 peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
-                 plane: int = 0, kind: str = ""):
+                 peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
+                 port: int = 0, plane: int = 0, kind: str = ""):
         self.name = name
         self.sim = sim
         self.gbps = gbps

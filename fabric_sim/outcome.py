@@ -32,7 +32,8 @@ def _why(fab: Fabric, qps: list[QpLink], m: Message, end_us: float) -> str:
             else f"never posted: it starts at {m.start:,.0f} µs, after the run ended at {end_us:,.0f} µs (duration_us)"
     for q in qps:
         for nic, qpn in ((a, q.qpn_a), (b, q.qpn_b)):
-            err = fab.nics[nic].endpoint.qps[qpn].error
+            ep = fab.nics[nic].endpoint  # every NIC of a QP link has one
+            err = ep.qps[qpn].error if ep is not None else None
             if err is not None:
                 return (
                     f"nic-{nic} QP {qpn} ({'sender' if nic == a else 'receiver'} of nic-{a} -> nic-{b}) in error: {err}"

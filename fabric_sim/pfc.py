@@ -37,6 +37,7 @@ from typing import Any
 from fabric_sim.links import Egress
 from fabric_sim.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
+from mrc_wire.ids import DeviceId
 from sim_core.sim import Sim
 
 
@@ -92,8 +93,8 @@ class PfcEgress(Egress):
     overrides every method and keeps none of Egress's queue state."""
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
-                 peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: object = None, port: int = 0,
-                 plane: int = 0, kind: str = ""):
+                 peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
+                 port: int = 0, plane: int = 0, kind: str = ""):
         self.name, self.sim, self.prop, self.rng = name, sim, prop_us, rng
         self.set_rate(gbps)
         self.extra, self.up, self.epoch, self.loss = 0.0, True, 0, 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from control_plane import addressing as A
@@ -20,6 +20,7 @@ from fabric_sim.transports import qps as transport
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.workload import Message
 from nic_model.endpoint import Endpoint
+from nic_model.host import Host
 from sim_core.sim import Sim, gc_frozen
 
 
@@ -91,11 +92,12 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         qps[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
-    drv = Driver(msgs, links, lambda n: fab.nics[n].endpoint, lambda: sim.now)
+    hosts: dict[int, Host] = {}  # NIC -> its endpoint, filled below
+    drv = Driver(msgs, links, hosts.__getitem__, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
     for node in fab.nics:
         if node.slot_base and t.kind == "roce":
-            node.endpoint = RoceEndpoint(
+            roce = RoceEndpoint(
                 sim,
                 A.nic_address(topo, node.n).packed,
                 node.tx,
@@ -107,11 +109,12 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                 on_message=drv.delivered,
                 on_place=drv.ledger.place,
             )
+            node.endpoint = hosts[node.n] = roce
             if pfc_net:
-                pfc_net.attach(node, node.endpoint)
+                pfc_net.attach(node, roce)
         elif node.slot_base:
             sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
-            node.endpoint = Endpoint(
+            mrc = Endpoint(
                 sim,
                 A.nic_address(topo, node.n).packed,
                 sched.transmit if ecfg.tx_backlog else node.tx,
@@ -129,9 +132,10 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                 on_place=drv.ledger.place,
                 slot_sink=node.slots,
             )
-            sched.endpoint = node.endpoint
+            node.endpoint = hosts[node.n] = mrc
+            sched.endpoint = mrc  # the scheduler stamps the MRC endpoint's own copies
     for (a, b), qps in links.items():
-        ea, eb = fab.nics[a].endpoint, fab.nics[b].endpoint
+        ea, eb = hosts[a], hosts[b]
         for q in qps:
             ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
                        cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
@@ -149,7 +153,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         sim.call_at(when, fn, fab)
 
     bin_us = sc.duration_us / sc.bins
-    tl = _Sampler(fab, links, bin_us)
+    tl = _Sampler(fab, hosts, links, bin_us)
     t_end = 0.0
     with gc_frozen():
         while t_end < sc.duration_us and not drv.all_done():
@@ -170,15 +174,15 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
 
 
 class _Sampler:
-    def __init__(self, fab: Fabric, links: dict, bin_us: float):
-        self.fab, self.links, self.bin = fab, links, bin_us
+    def __init__(self, fab: Fabric, hosts: Mapping[int, Host], links: dict, bin_us: float):
+        self.fab, self.hosts, self.links, self.bin = fab, hosts, links, bin_us
         self.tl = Timeline()
         self.last: dict[object, int] = {}
-        self.nic_eg = [e for e in fab.egresses() if e.kind == "nic" and e.owner.kind == "nic"]
-        self.t1_eg = [e for e in fab.egresses() if e.owner.kind == "t1"]
+        self.nic_eg = [e for e in fab.egresses() if e.kind == "nic" and _owner_kind(e) == "nic"]
+        self.t1_eg = [e for e in fab.egresses() if _owner_kind(e) == "t1"]
         self.senders = [q for qps in links.values() for q in qps]
         self.flow_keys = [(f"{a}->{b}", b, [q.qpn_b for q in qps]) for (a, b), qps in links.items()]
-        self.traced = [(f"{a}->{b}", fab.nics[a].endpoint.qps[qps[0].qpn_a])
+        self.traced = [(f"{a}->{b}", hosts[a].qps[qps[0].qpn_a])
                        for (a, b), qps in list(links.items())[:TRACED]]
 
     def _rate(self, key: object, total: int) -> float:
@@ -193,7 +197,7 @@ class _Sampler:
         tl.goodput.append(self._rate("goodput", sum(e.stats.rx_bytes for e in eps)))
         if len(self.flow_keys) <= 256:
             for name, b, qpns in self.flow_keys:
-                qps = fab.nics[b].endpoint.qps
+                qps = self.hosts[b].qps
                 tl.flows.setdefault(name, []).append(self._rate(name, sum(qps[q].rx_bytes for q in qpns)))
         planes: Counter[int] = Counter()
         for e in self.nic_eg:
@@ -225,6 +229,11 @@ class _Sampler:
         for name, qp in self.traced:
             p = qp.profile
             self.tl.ev_log[name] = [(t, ev, e.value, st.value) for t, (ev, e, st) in zip(p.times, p.log, strict=True)]
+
+
+def _owner_kind(e: Egress) -> str:
+    """The kind of device an egress leaves ("" for one built outside a fabric)."""
+    return e.owner.kind if e.owner is not None else ""
 
 
 def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:

@@ -156,5 +156,6 @@ class Reconverger:
         prof.rehome(0, new)
         node = fab.nics[src]
         node.slots(qpn, [(0, new)])
-        node.endpoint.set_control_path(qpn, new)  # ACKs follow the new path too
+        if node.endpoint is not None:  # always, on a NIC with a QP
+            node.endpoint.set_control_path(qpn, new)  # ACKs follow the new path too
         self.rehashed += 1
