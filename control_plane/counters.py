@@ -47,7 +47,9 @@ def read_drops(session: Session, table: str = DROP_TABLE) -> dict[str, int]:
         name = by_value.get(int(value, 0) if isinstance(value, str) else int(value))
         if name is not None and ent.data:
             out[name] += ent.data.packet_count
-    if EGRESS_CONGESTION_DROPS in session.switch.p4info.counters:
+    # finsy's P4EntityMap iterates over entities, not names: `name in map`
+    # is always False there; get() looks the name up.
+    if session.switch.p4info.counters.get(EGRESS_CONGESTION_DROPS) is not None:
         out["congestion"] += read_total(session, EGRESS_CONGESTION_DROPS)
     return out
 
