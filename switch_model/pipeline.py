@@ -88,7 +88,7 @@ class SwitchModel:
         self.routes: dict[int, int] = {}
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
-        self.congestion = S.CongestionConfig(64, 128, 256, 16, 18)
+        self.congestion = S.CongestionConfig.default()
         self._static = QueueDepths() if depth is None else None
         self.depth: Callable[[int], int] = depth if depth is not None else self._static  # type: ignore[assignment]
         self.mark_last_hop = mark_last_hop
