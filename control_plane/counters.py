@@ -1,9 +1,11 @@
 """Named counters read from a device, with the names taken from the P4Info.
 
 The switch counts drops in `drop_stats`, a table keyed by the P4 enum
-`drop_reason_t`: the enum's members are in the P4Info's type_info, so the
-reasons a device reports are the ones its program declares, whatever
-program or target it runs. Names come back lower-case ("no_route").
+`drop_reason_t`; the NIC in `nic_drops`, a counter indexed by the value of
+the P4 enum `nic_drop_reason_t`. The enums' members are in the P4Info's
+type_info, so the reasons a device reports are the ones its program
+declares, whatever program or target it runs. Names come back lower-case
+("no_route").
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 
 DROP_ENUM = "drop_reason_t"
 DROP_TABLE = "drop_stats"
+NIC_DROP_ENUM = "nic_drop_reason_t"
+NIC_DROP_COUNTER = "nic_drops"
 EGRESS_CONGESTION_DROPS = "congestion_drop"  # Tofino only (switch_tna.p4)
 
 
@@ -29,9 +33,10 @@ def enum_members(schema: fy.P4Schema, enum: str) -> dict[str, int]:
     return {name.lower(): value for name, value in enums[enum].members.items()}
 
 
-def drop_reasons(p4info: Path | fy.P4Schema) -> dict[str, int]:
+def drop_reasons(p4info: Path | fy.P4Schema, enum: str = DROP_ENUM) -> dict[str, int]:
+    """{reason: value} of the switch's (or, with NIC_DROP_ENUM, the NIC's) drop enum."""
     schema = p4info if isinstance(p4info, fy.P4Schema) else fy.P4Schema(p4info)
-    return enum_members(schema, DROP_ENUM)
+    return enum_members(schema, enum)
 
 
 def read_drops(session: Session, table: str = DROP_TABLE) -> dict[str, int]:
@@ -47,7 +52,9 @@ def read_drops(session: Session, table: str = DROP_TABLE) -> dict[str, int]:
         name = by_value.get(int(value, 0) if isinstance(value, str) else int(value))
         if name is not None and ent.data:
             out[name] += ent.data.packet_count
-    if EGRESS_CONGESTION_DROPS in session.switch.p4info.counters:
+    # finsy's P4EntityMap iterates over entities, not names: `name in map`
+    # is always False there; get() looks the name up.
+    if session.switch.p4info.counters.get(EGRESS_CONGESTION_DROPS) is not None:
         out["congestion"] += read_total(session, EGRESS_CONGESTION_DROPS)
     return out
 

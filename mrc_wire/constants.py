@@ -52,6 +52,8 @@ SACK_BITS = 64
 PSN_MOD = 1 << 24
 
 # ---- DSCP classes: defaults; a topology file may change every one ---------
+# The P4 programs' defaults are p4src/include/defaults.p4 (DEFAULT_DSCP_*),
+# tests/test_p4_sources.py holds them equal to these.
 DSCP_DEFAULTS = {
     "control": 46,
     "data_trimmable": 8,
@@ -60,13 +62,15 @@ DSCP_DEFAULTS = {
     "trimmed": 16,
     "trimmed_lasthop": 18,
 }
-# The switch program's congestion defaults (its default action, compiled:
-# p4src/switch/congestion.p4). The control plane plans ECN from
+# The switch's congestion defaults: its default action before the
+# controller writes (p4src/include/defaults.p4, DEFAULT_*; the models start
+# from entries.CongestionConfig.default()). The control plane plans ECN from
 # ECN_THRESHOLD packets instead: below NSCC's target delay (0.75 base RTT,
 # about 12 packets of 4 KiB at a 100 Gb/s port), so a marked path whose
 # delay is still under target is steered away from without cutting the
 # window (UEC's reference simulator marks between 0.2 and 0.8 of a BDP, 3
-# to 13 packets). The program's default moves to it at its next build.
+# to 13 packets). The controller always writes it: the program's default
+# applies only before that.
 CONGESTION_DEFAULTS = {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256}
 ECN_THRESHOLD = 8
 
@@ -88,12 +92,14 @@ CLASS_PRIORITY = 2  # control and trimmed stubs: the high-priority queue
 MAX_PORTS = 512
 
 # ---- NIC (p4src/nic/types.p4) ----------------------------------------------
+# The model's drop reasons: the members of the P4 enum nic_drop_reason_t,
+# in value order (a test reads them from the P4Info).
 NIC_DROPS = ("malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row", "no_plane", "not_encap", "bad_inner",
              "not_for_me")
 NIC_EVENTS = ("tx", "rx", "nack")
 HOST_PORT = 0  # the NIC port facing the host transport
 NOTICE_SESSION = 1  # clone session of trimmed-packet notices to the host
-# P4 sizes of the NIC program (p4src/nic/tx.p4): plans must fit them.
+# P4 sizes of the NIC program (p4src/nic/size.p4): plans must fit them.
 NIC_MAX_QPS = 4096  # qp_rotation register, qp_ev table
 NIC_MAX_SLOTS = 65536  # slot_ev table (16-bit slot index)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS
+
 
 # ---- switch (DESIGN.md section 4) ------------------------------------------
 @dataclass(slots=True)
@@ -45,6 +47,13 @@ class CongestionConfig:
     dscp_trimmed: int
     dscp_trimmed_lasthop: int
 
+    @classmethod
+    def default(cls) -> CongestionConfig:
+        """What the switch runs before the controller writes: the P4
+        program's default action (p4src/include/defaults.p4)."""
+        return cls(CONGESTION_DEFAULTS["ecn_threshold"], CONGESTION_DEFAULTS["trim_threshold"],
+                   CONGESTION_DEFAULTS["trim_bytes"], DSCP_DEFAULTS["trimmed"], DSCP_DEFAULTS["trimmed_lasthop"])
+
 
 # ---- NIC (DESIGN.md section 5) ---------------------------------------------
 @dataclass(slots=True)
@@ -55,6 +64,12 @@ class NicConfig:
     dscp_control: int
     dscp_trimmed: int
     dscp_trimmed_lasthop: int
+
+    @classmethod
+    def default(cls) -> NicConfig:
+        """What the NIC runs before the controller writes: no identity, the
+        default DSCPs (the P4 program's default action, p4src/include/defaults.p4)."""
+        return cls(0, 0, 0, DSCP_DEFAULTS["control"], DSCP_DEFAULTS["trimmed"], DSCP_DEFAULTS["trimmed_lasthop"])
 
 
 @dataclass(slots=True)

@@ -55,7 +55,7 @@ class NicModel:
     def __init__(self, name: str = "nic", *, cache: bool = True):
         self.name = name
         self.cache = cache
-        self.config = N.NicConfig(0, 0, 0, 46, 16, 18)
+        self.config = N.NicConfig.default()
         self.rows: dict[int, N.DestRow] = {}
         self.planes: dict[int, N.PlanePort] = {}
         self.qps: dict[int, N.QpEv] = {}

@@ -109,7 +109,7 @@ class SwitchModel:
         self.routes: dict[int, int] = {}
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
-        self.congestion = S.CongestionConfig(64, 128, 256, 16, 18)
+        self.congestion = S.CongestionConfig.default()
         self._static: QueueDepths | None = None
         if depth is None:
             depth = self._static = QueueDepths()

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import finsy as fy
 
+from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members
 from control_plane.session import Session
-from mrc_wire.constants import HOST_PORT, NIC_DROPS, NIC_EVENTS
+from mrc_wire.constants import HOST_PORT, NIC_EVENTS
 
 SETTLE_TIMEOUT = 30.0  # seconds: only a device that lost a frame waits this long
 POLL_INTERVAL = 0.002
@@ -59,10 +60,11 @@ def nic_progress(session: Session, ports: Sequence[int]) -> Progress:
     one (rx) on the host port, a NACK on both (itself, and the host's
     notice); nic_port_tx counts each in egress. Egress is owed only on
     `ports` (all of them, or the plane ports alone)."""
-    cells = [("nic_events", i) for i in range(len(NIC_EVENTS))] + [("nic_drops", i) for i in range(len(NIC_DROPS))]
+    reasons = sorted(enum_members(session.switch.p4info, NIC_DROP_ENUM).values())
+    cells = [("nic_events", i) for i in range(len(NIC_EVENTS))] + [(NIC_DROP_COUNTER, i) for i in reasons]
     c = _packets(session, cells + [("nic_port_tx", p) for p in ports])
     ev = {name: c[("nic_events", i)] for i, name in enumerate(NIC_EVENTS)}
-    drops = sum(c[("nic_drops", i)] for i in range(len(NIC_DROPS)))
+    drops = sum(c[(NIC_DROP_COUNTER, i)] for i in reasons)
     due = (ev["rx"] + ev["nack"] if HOST_PORT in ports else 0) + \
         (ev["tx"] + ev["nack"] if any(p != HOST_PORT for p in ports) else 0)
     return Progress(sum(ev.values()) + drops, sum(c[("nic_port_tx", p)] for p in ports), due)

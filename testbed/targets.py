@@ -22,10 +22,10 @@ from ptf import testutils
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane.counters import read_drops, read_total
+from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members, read_drops, read_total
 from control_plane.ev_control import slot_updates
 from control_plane.session import Session
-from mrc_wire.constants import NIC_DROPS, NIC_EVENTS
+from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
 from testbed.bmv2 import start_with_tables
 from testbed.settle import Settler, nic_progress, switch_progress
@@ -220,7 +220,7 @@ class NicCounters:
     session: Session
 
     def drop_count(self, reason: str) -> int:
-        return self.counter("nic_drops", NIC_DROPS.index(reason))
+        return self.counter(NIC_DROP_COUNTER, enum_members(self.session.switch.p4info, NIC_DROP_ENUM)[reason])
 
     def ev_count(self, ev: int) -> int:
         entry = fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev))

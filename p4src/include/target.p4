@@ -63,10 +63,8 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define IN_PORT    sm.ingress_port
 #define OUT_PORT   sm.egress_spec
 #define EG_PORT    sm.egress_port
-#define PKT_LEN    sm.packet_length
 #define PARSER_ERR sm.parser_error
 #define SEND_TO(p)        sm.egress_spec = (p)
-#define SET_PRIORITY(p)   sm.priority = (p)
 #define DROP()            mark_to_drop(sm)
 #define TRUNCATE(n)       truncate(n)
 #define MIRROR_TO(s)      clone(CloneType.I2E, s)
@@ -78,7 +76,6 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define DIRECT_COUNTER_PACKETS_BYTES direct_counter(CounterType.packets_and_bytes)
 #define DIRECT_COUNTER_PACKETS       direct_counter(CounterType.packets)
 #define DIRECT_COUNTERS   counters
-#define ENQ_QDEPTH        ((qdepth_t)sm.enq_qdepth)
 #define IS_I2E_CLONE      (sm.instance_type == 1)
 #define NUM_PORTS  512
 #endif

@@ -1,22 +1,27 @@
 // Carrier and encapsulation, shared by transmit and the NACK path:
-// DESIGN.md section 3. The destination row's template says whether the
-// path crosses a spine; plane and spine come from the EV, the downlink
-// from the destination address (nic_prefix::row:downlink).
+// transmit steps 3 and 4 of DESIGN.md section 5, the carrier of section 3.
+// The destination row's template says whether the path crosses a spine;
+// plane and spine come from the EV, the downlink from the destination
+// address (nic_prefix::row:downlink).
+#ifndef MRC_NIC_ENCAP_P4
+#define MRC_NIC_ENCAP_P4
+
 control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    action drop(nic_drop_reason_t reason) {
+        meta.drop = 1;
+        meta.drop_reason = reason;
+    }
+
     action set_row(bit<1> same_row, bit<11> row) {
         meta.same_row = same_row;
         meta.dst_row = row;
     }
-    action row_miss() {
-        meta.drop = 1;
-        meta.drop_reason = NDROP_UNKNOWN_ROW;
-    }
     // One template per destination row: O(rows), never O(NICs).
     table dest_row {
         key = { hdr.inner.dst_lo[31:16] : exact @name("row"); }
-        actions = { set_row; @defaultonly row_miss; }
-        const default_action = row_miss;
-        size = 2048;
+        actions = { set_row; @defaultonly drop; }
+        const default_action = drop(nic_drop_reason_t.UNKNOWN_ROW);
+        size = ROW_TABLE_SIZE;
     }
 
     bit<64> plane_src_hi = 0;
@@ -28,15 +33,11 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;
     }
-    action plane_miss() {
-        meta.drop = 1;
-        meta.drop_reason = NDROP_NO_PLANE;
-    }
     table plane_port {
         key = { meta.ev[2:0] : exact @name("plane"); }
-        actions = { set_plane; @defaultonly plane_miss; }
-        const default_action = plane_miss;
-        size = 8;
+        actions = { set_plane; @defaultonly drop; }
+        const default_action = drop(nic_drop_reason_t.NO_PLANE);
+        size = NUM_PLANES;
     }
 
     apply {
@@ -72,3 +73,5 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
     }
 }
+
+#endif

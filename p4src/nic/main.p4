@@ -1,7 +1,12 @@
-// The NIC's main control, shared by every target's top file.
+// The NIC's main control, shared by every target's top file: transmit or
+// receive, then Encap, then the NACK's send (receive step 2) or the count
+// per EV and plane (transmit step 5 of DESIGN.md section 5).
+#ifndef MRC_NIC_MAIN_P4
+#define MRC_NIC_MAIN_P4
+
 control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
-    COUNTER_PACKETS(NUM_NDROPS) nic_drops;
-    COUNTER_PACKETS(8) nic_events;
+    COUNTER_PACKETS(NUM_NIC_DROP_REASONS) nic_drops;
+    COUNTER_PACKETS(NUM_NIC_EVENTS) nic_events;
 
     action set_nic(bit<32> block, bit<11> my_row, bit<64> my_addr_hi, bit<64> my_addr_lo, bit<6> dscp_control,
                    bit<6> dscp_trimmed, bit<6> dscp_trimmed_lasthop) {
@@ -16,12 +21,13 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     // Keyless: the control plane sets the NIC's identity as the default.
     table nic_config {
         actions = { set_nic; }
-        default_action = set_nic(0, 0, 0, 0, 46, 16, 18);
+        default_action = set_nic(0, 0, 0, 0, DEFAULT_DSCP_CONTROL, DEFAULT_DSCP_TRIMMED,
+                                 DEFAULT_DSCP_TRIMMED_LASTHOP);
         size = 1;
     }
 
-    COUNTER_PACKETS_BYTES(8) plane_tx;
-    COUNTER_PACKETS(8) nack_reasons;
+    COUNTER_PACKETS_BYTES(NUM_PLANES) plane_tx;
+    COUNTER_PACKETS(NUM_NACK_REASONS) nack_reasons;
     DIRECT_COUNTER_PACKETS_BYTES ev_tx;
 
     action count_ev() { ev_tx.count(); }
@@ -30,7 +36,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         actions = { count_ev; @defaultonly NoAction; }
         default_action = NoAction;
         DIRECT_COUNTERS = ev_tx;
-        size = 65536;
+        size = EV_STATS_TABLE_SIZE;
     }
 
     Transmit() tx;
@@ -41,7 +47,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         nic_config.apply();
         if (PARSER_ERR != error.NoError) {
             meta.drop = 1;
-            meta.drop_reason = NDROP_MALFORMED;
+            meta.drop_reason = nic_drop_reason_t.MALFORMED;
         } else if (IN_PORT == HOST_PORT) {
             tx.apply(hdr, meta, STD_META);
         } else {
@@ -67,8 +73,10 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             nic_events.count(NEV_RX);
         }
         if (meta.drop == 1) {
-            nic_drops.count(meta.drop_reason);
+            nic_drops.count((bit<32>)(bit<8>)meta.drop_reason);
             DROP();
         }
     }
 }
+
+#endif

@@ -7,7 +7,6 @@
 #include "encap.p4"
 #include "tx.p4"
 #include "rx.p4"
-
 #include "main.p4"
 
 control NicNoChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
@@ -16,7 +15,7 @@ control NicNoChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
 
 control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                   inout STD_META_T STD_META) {
-    counter(NUM_PORTS, CounterType.packets_and_bytes) nic_port_tx;
+    COUNTER_PACKETS_BYTES(NUM_PORTS) nic_port_tx;
 
     apply {
         if (IS_I2E_CLONE) {

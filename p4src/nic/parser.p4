@@ -1,5 +1,8 @@
 // From the host: Ethernet / IPv6 (inner) / UDP / BTH / extension.
 // From the fabric: Ethernet / IPv6 (outer, next header 41) / the same.
+#ifndef MRC_NIC_PARSER_P4
+#define MRC_NIC_PARSER_P4
+
 parser NicParser(PARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
     state start {
         pkt.extract(hdr.ethernet);
@@ -63,3 +66,5 @@ control NicDeparser(DEPARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
         pkt.emit(hdr.probe);
     }
 }
+
+#endif

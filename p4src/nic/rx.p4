@@ -1,38 +1,38 @@
-// Receive (fabric to host): decapsulate what is for this NIC, copy CE to
-// the inner header, and turn trimmed data into a NACK to the sender over
-// the reverse of the same path (same plane and spine), with a notice to
-// the host (an ingress clone, decapsulated in egress).
+// Receive (fabric to host), steps 1 to 3 of DESIGN.md section 5:
+// decapsulate what is for this NIC, copy CE to the inner header, and turn
+// trimmed data into a NACK to the sender over the reverse of the same path
+// (same plane and spine), with a notice to the host (an ingress clone,
+// decapsulated in egress).
+#ifndef MRC_NIC_RX_P4
+#define MRC_NIC_RX_P4
+
 control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    action drop(nic_drop_reason_t reason) {
+        meta.drop = 1;
+        meta.drop_reason = reason;
+    }
+
     bit<24> peer_qpn = 0;
     action set_peer(bit<24> qpn) { peer_qpn = qpn; }
-    action peer_miss() {
-        meta.drop = 1;
-        meta.drop_reason = NDROP_UNKNOWN_QP;
-    }
     table qp_peer {
         key = { hdr.bth.dqpn : exact @name("qpn"); }
-        actions = { set_peer; @defaultonly peer_miss; }
-        const default_action = peer_miss;
-        size = 4096;
+        actions = { set_peer; @defaultonly drop; }
+        const default_action = drop(nic_drop_reason_t.UNKNOWN_QP);
+        size = QP_TABLE_SIZE;
     }
 
     apply {
         // One validity test per branch: p4c-dpdk cannot unroll `!a || !b`.
         if (!hdr.outer.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_NOT_ENCAP;
+            drop(nic_drop_reason_t.NOT_ENCAP);
         } else if (!hdr.inner.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_NOT_ENCAP;
+            drop(nic_drop_reason_t.NOT_ENCAP);
         } else if (!hdr.udp.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_BAD_INNER;
+            drop(nic_drop_reason_t.BAD_INNER);
         } else if (!hdr.bth.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_BAD_INNER;
+            drop(nic_drop_reason_t.BAD_INNER);
         } else if (hdr.inner.dst_hi != meta.my_addr_hi || hdr.inner.dst_lo != meta.my_addr_lo) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_NOT_FOR_ME;
+            drop(nic_drop_reason_t.NOT_FOR_ME);
         }
         if (meta.drop == 1) {
             // counted by the caller
@@ -79,3 +79,5 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
     }
 }
+
+#endif

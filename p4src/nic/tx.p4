@@ -1,11 +1,19 @@
-// Transmit (host to fabric): data takes the next slot of its QP's rotation
-// (a power-of-two slot table); ACK, SACK, NACK and probes go on the EV the
-// host wrote into their inner headers (UDP source port and flow label): a
-// reverse EV of the QP, or the EV a probe tests.
-// The EV goes into the inner headers; Encap (applied once, in nic.p4)
-// builds the carrier and the outer header.
+// Transmit (host to fabric), steps 1 and 2 of DESIGN.md section 5: data
+// takes the next slot of its QP's rotation (a power-of-two slot table);
+// ACK, SACK, NACK and probes go on the EV the host wrote into their inner
+// headers (UDP source port and flow label): a reverse EV of the QP, or the
+// EV a probe tests. The EV goes into the inner headers (step 4); Encap
+// (applied once, in main.p4) builds the carrier and the outer header.
+#ifndef MRC_NIC_TX_P4
+#define MRC_NIC_TX_P4
+
 control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
-    REGISTER(bit<16>, 4096) qp_rotation;   // next slot of each QP
+    REGISTER(bit<16>, QP_TABLE_SIZE) qp_rotation;   // next slot of each QP
+
+    action drop(nic_drop_reason_t reason) {
+        meta.drop = 1;
+        meta.drop_reason = reason;
+    }
 
     bit<16> slot_base = 0;
     bit<16> slot_mask = 0;
@@ -14,45 +22,32 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         slot_base = base;
         slot_mask = mask;
     }
-    action qp_miss() {
-        meta.drop = 1;
-        meta.drop_reason = NDROP_UNKNOWN_QP;
-    }
     table qp_ev {
         key = { hdr.bth.dqpn : exact @name("qpn"); }
-        actions = { set_qp; @defaultonly qp_miss; }
-        const default_action = qp_miss;
-        size = 4096;
+        actions = { set_qp; @defaultonly drop; }
+        const default_action = drop(nic_drop_reason_t.UNKNOWN_QP);
+        size = QP_TABLE_SIZE;
     }
 
     // What the control plane rewrites to retire or restore an EV.
     action set_ev(bit<32> ev) { meta.ev = ev; }
-    action slot_miss() {
-        meta.drop = 1;
-        meta.drop_reason = NDROP_NO_EV;
-    }
     table slot_ev {
         key = { meta.slot : exact @name("slot"); }
-        actions = { set_ev; @defaultonly slot_miss; }
-        const default_action = slot_miss;
-        size = 65536;
+        actions = { set_ev; @defaultonly drop; }
+        const default_action = drop(nic_drop_reason_t.NO_EV);
+        size = SLOT_TABLE_SIZE;
     }
 
     apply {
         if (!hdr.bth.isValid()) {
-            meta.drop = 1;
-            meta.drop_reason = NDROP_NOT_MRC;
+            drop(nic_drop_reason_t.NOT_MRC);
         } else {
             qp_ev.apply();
         }
         if (meta.drop == 1) {
             // counted by the caller
-        } else if (hdr.ack.isValid()) {
-            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
-        } else if (hdr.nack.isValid()) {
-            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
-        } else if (hdr.probe.isValid()) {
-            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
+        } else if (hdr.ack.isValid() || hdr.nack.isValid() || hdr.probe.isValid()) {
+            meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];   // the host's EV
         } else {
             bit<16> turn;
             REG_READ(qp_rotation, turn, (bit<32>)meta.qp_index);
@@ -74,3 +69,5 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
     }
 }
+
+#endif

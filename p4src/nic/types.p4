@@ -3,23 +3,29 @@
 #define MRC_NIC_TYPES_P4
 
 #include "../include/headers.p4"
+#include "../include/defaults.p4"
+#include "size.p4"
 
 // Port 0 faces the host transport (nic_model); plane ports come from the
 // plane_port table.
 const port_t HOST_PORT = PORT_CONST(0);
 const bit<32> NOTICE_SESSION = 1;   // clone session: trimmed notice to host
 
-// Drop reasons: the index into the nic_drops counter (docs/nic.md).
-const bit<32> NDROP_MALFORMED   = 0;  // parser error
-const bit<32> NDROP_NOT_MRC     = 1;  // from host: not IPv6/UDP 4791/BTH
-const bit<32> NDROP_UNKNOWN_QP  = 2;  // no qp_ev (tx) or qp_peer (nack) entry
-const bit<32> NDROP_NO_EV       = 3;  // slot without an EV
-const bit<32> NDROP_UNKNOWN_ROW = 4;  // destination row without a template
-const bit<32> NDROP_NO_PLANE    = 5;  // EV's plane has no port
-const bit<32> NDROP_NOT_ENCAP   = 6;  // from fabric: not IPv6-in-IPv6
-const bit<32> NDROP_BAD_INNER   = 7;  // inner not UDP 4791 / BTH
-const bit<32> NDROP_NOT_FOR_ME  = 8;  // inner destination is not this NIC
-const bit<32> NUM_NDROPS        = 16;
+// Why the NIC dropped a packet: a serializable enum, so that the names and
+// values are in the P4Info (type_info: the stages' drop actions take one)
+// and the controller reads them from there. The value is the index into
+// the nic_drops counter (docs/nic.md).
+enum bit<8> nic_drop_reason_t {
+    MALFORMED   = 0,  // parser error
+    NOT_MRC     = 1,  // from host: not IPv6/UDP 4791/BTH
+    UNKNOWN_QP  = 2,  // no qp_ev (tx) or qp_peer (nack) entry
+    NO_EV       = 3,  // slot without an EV
+    UNKNOWN_ROW = 4,  // destination row without a template
+    NO_PLANE    = 5,  // EV's plane has no port
+    NOT_ENCAP   = 6,  // from fabric: not IPv6-in-IPv6
+    BAD_INNER   = 7,  // inner not UDP 4791 / BTH
+    NOT_FOR_ME  = 8   // inner destination is not this NIC
+}
 
 // Events: the index into the nic_events counter.
 const bit<32> NEV_TX       = 0;
@@ -42,7 +48,7 @@ struct nic_headers_t {
 
 struct nic_metadata_t {
     bit<1>   drop;
-    bit<32>  drop_reason;
+    nic_drop_reason_t drop_reason;
     bit<32>  block;
     bit<11>  my_row;
     bit<64>  my_addr_hi;

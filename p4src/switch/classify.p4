@@ -1,5 +1,6 @@
-// Stage 4: the DSCP class (normal, trimmable, priority). Ingress needs it
-// on every target: it picks the queue there.
+// For stage 5 of DESIGN.md section 4: the DSCP class (normal, trimmable,
+// priority) that congestion acts on. Ingress needs it on every target: it
+// picks the queue there.
 #ifndef MRC_SWITCH_CLASSIFY_P4
 #define MRC_SWITCH_CLASSIFY_P4
 

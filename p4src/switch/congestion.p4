@@ -1,8 +1,9 @@
-// Stage 5: ECN marking and the trim decision against run-time thresholds,
-// on meta.qdepth, the data-queue depth of the egress port. Where that depth
-// comes from, and how a trimmed packet is cut and queued, is the top
-// file's business (docs/switch.md): BMv2 decides in ingress on the depth
-// its egress recorded; Tofino decides in egress on the real enqueue depth.
+// Stage 5 of DESIGN.md section 4: ECN marking and the trim decision
+// against run-time thresholds, on meta.qdepth, the data-queue depth of the
+// egress port. Where that depth comes from, and how a trimmed packet is
+// cut and queued, is the top file's business (docs/switch.md): BMv2 decides
+// in ingress on the depth its egress recorded; Tofino decides in egress on
+// the real enqueue depth.
 #ifndef MRC_SWITCH_CONGESTION_P4
 #define MRC_SWITCH_CONGESTION_P4
 
@@ -31,7 +32,8 @@ control Congestion(inout headers_t hdr, inout metadata_t meta) {
     // Keyless: the control plane modifies the default action.
     table congestion_config {
         actions = { set_congestion; }
-        default_action = set_congestion(64, 128, 256, 16, 18);
+        default_action = set_congestion(DEFAULT_ECN_THRESHOLD, DEFAULT_TRIM_THRESHOLD, DEFAULT_TRIM_BYTES,
+                                        DEFAULT_DSCP_TRIMMED, DEFAULT_DSCP_TRIMMED_LASTHOP);
         size = 1;
     }
 

@@ -1,4 +1,5 @@
-// Stage 2-4: static /48 neighbour table, hop limit, Ethernet rewrite.
+// Stages 2 to 4 of DESIGN.md section 4: static /48 neighbour table, hop
+// limit, Ethernet rewrite.
 #ifndef MRC_SWITCH_ROUTING_P4
 #define MRC_SWITCH_ROUTING_P4
 

@@ -1,4 +1,5 @@
-// Stage 1: addresses a router must not forward (RFC 4291; SAI's ingress
+// Before stage 1 of DESIGN.md section 4 (which has no sanity checks):
+// addresses a router must not forward (RFC 4291; SAI's ingress
 // drop reasons SIP_UNSPECIFIED, SIP_LOOPBACK, SIP_LINK_LOCAL, SIP_MC,
 // DIP_LOOPBACK, DIP_LINK_LOCAL and multicast/unspecified destinations;
 // docs/switch.md). No route can cover a bad destination: the topology

@@ -28,10 +28,6 @@ const bit<10> TRIM_SESSION_BASE = 1;
 const bit<8> KIND_BRIDGED = 0;   // a packet from ingress
 const bit<8> KIND_TRIMMED = 1;   // a trimmed stub from the mirror
 
-// Tofino does not zero metadata: one value per field of metadata_t, in
-// order (the enums need a member, not 0).
-#define METADATA_ZERO {0, 0, 0, 0, 0, 0, 0, drop_reason_t.NOT_IPV6, 0, drop_reason_t.NOT_IPV6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-
 // What ingress tells egress (Tofino keeps no metadata across the TM).
 header bridged_t {
     bit<8>  kind;
@@ -58,13 +54,43 @@ struct egress_metadata_t {
     bit<8>     mirror_kind;   // Tofino mirrors fields, not constants
 }
 
+// Tofino does not zero metadata: both parsers set every field of
+// metadata_t here, by name (the enums need a member, not 0).
+parser MetadataInit(out metadata_t meta) {
+    state start {
+        meta.in_port = 0;
+        meta.out_port = 0;
+        meta.malformed = 0;
+        meta.locator = 0;
+        meta.usid_mine = 0;
+        meta.usid_arg_zero = 0;
+        meta.unroutable = 0;
+        meta.unroutable_reason = drop_reason_t.NOT_IPV6;
+        meta.drop = 0;
+        meta.drop_reason = drop_reason_t.NOT_IPV6;
+        meta.cls = 0;
+        meta.host_facing = 0;
+        meta.trim = 0;
+        meta.pkt_len = 0;
+        meta.qdepth = 0;
+        meta.ecn_room = 0;
+        meta.trim_room = 0;
+        meta.len_room = 0;
+        meta.trim_bytes = 0;
+        meta.dscp_trimmed = 0;
+        meta.dscp_trimmed_lasthop = 0;
+        transition accept;
+    }
+}
+
 parser SwitchIngressParser(packet_in pkt, out tna_headers_t hdr, out metadata_t meta,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
+    MetadataInit() init;
     SwitchHeaderParser() headers;
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = METADATA_ZERO;
+        init.apply(meta);
         meta.in_port = ig_intr_md.ingress_port;   // set here: no stage spent
         headers.apply(pkt, hdr.pkt, meta);
         transition accept;
@@ -120,10 +146,11 @@ control SwitchIngressDeparser(packet_out pkt, inout tna_headers_t hdr, in metada
 
 parser SwitchEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metadata_t meta,
                           out egress_intrinsic_metadata_t eg_intr_md) {
+    MetadataInit() init;
     SwitchHeaderParser() headers;
     state start {
         pkt.extract(eg_intr_md);
-        meta.m = METADATA_ZERO;
+        init.apply(meta.m);
         meta.trim_session = 0;
         meta.mirror_kind = 0;
         transition select(pkt.lookahead<bit<8>>()) {

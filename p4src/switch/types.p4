@@ -3,6 +3,7 @@
 #define MRC_SWITCH_TYPES_P4
 
 #include "../include/headers.p4"
+#include "../include/defaults.p4"
 #include "size.p4"
 
 // Why a packet was dropped: a serializable enum, so the names and values

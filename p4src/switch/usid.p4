@@ -1,4 +1,4 @@
-// Stage 1: uN on the node's own /48 (RFC 9800 NEXT-C-SID, F3216 format,
+// Stage 1 of DESIGN.md section 4: uN on the node's own /48 (RFC 9800 NEXT-C-SID, F3216 format,
 // no SRH). Argument zero means the packet is for the switch itself.
 // my_usid also picks the locator routing looks up (meta.locator): the
 // block with the next uSID, read before the shift, so that the route

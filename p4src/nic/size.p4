@@ -1,0 +1,17 @@
+// Table, register and counter sizes of the NIC, in one place (as the
+// switch's size.p4). The plans must fit them: mrc_wire.constants holds the
+// limits (NIC_MAX_QPS, NIC_MAX_SLOTS) and tests/test_wire_constants.py
+// compares them with the P4Info.
+#ifndef MRC_NIC_SIZE_P4
+#define MRC_NIC_SIZE_P4
+
+#define QP_TABLE_SIZE        4096    // qp_ev, qp_peer and the qp_rotation register
+#define SLOT_TABLE_SIZE      65536   // slot_ev: every 16-bit slot index
+#define EV_STATS_TABLE_SIZE  65536   // ev_stats: EVs counted
+#define ROW_TABLE_SIZE       2048    // dest_row: every 11-bit row
+#define NUM_PLANES           8       // plane_port, plane_tx: every 3-bit plane
+#define NUM_NIC_DROP_REASONS 16      // nic_drops
+#define NUM_NIC_EVENTS       8       // nic_events
+#define NUM_NACK_REASONS     8       // nack_reasons
+
+#endif
