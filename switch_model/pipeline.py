@@ -171,25 +171,28 @@ class SwitchModel:
         return c
 
     # The P4's port counters by port (ports never counted are absent, as in a Counter).
+    def _by_port(self, field: str) -> Counter[int]:
+        return Counter({p: n for p, c in self.ports.items() if (n := getattr(c, field))})
+
     @property
     def port_rx(self) -> Counter[int]:
-        return Counter({p: c.rx for p, c in self.ports.items() if c.rx})
+        return self._by_port("rx")
 
     @property
     def port_rx_bytes(self) -> Counter[int]:
-        return Counter({p: c.rx_bytes for p, c in self.ports.items() if c.rx_bytes})
+        return self._by_port("rx_bytes")
 
     @property
     def port_tx(self) -> Counter[int]:
-        return Counter({p: c.tx for p, c in self.ports.items() if c.tx})
+        return self._by_port("tx")
 
     @property
     def port_tx_bytes(self) -> Counter[int]:
-        return Counter({p: c.tx_bytes for p, c in self.ports.items() if c.tx_bytes})
+        return self._by_port("tx_bytes")
 
     @property
     def port_drop(self) -> Counter[int]:
-        return Counter({p: c.drop for p, c in self.ports.items() if c.drop})
+        return self._by_port("drop")
 
     # ---- the address-only stages (sanity, usid, routing, forward) ----------
     def decide(self, dst: bytes) -> Decision:
