@@ -28,6 +28,9 @@ def recv(s: socket.socket) -> bytes | None:
     return None if meta[2] == PACKET_OUTGOING else data
 
 
+_OPCODE = 102  # the inner BTH opcode: Ethernet 14, outer IPv6 40, inner IPv6 40, UDP 8
+
+
 class Link(threading.Thread):
     """Plane ports of two NICs, back to back; frames whose inner EV is
     `drop_ev` are dropped. Records the EV of every frame it saw."""
@@ -48,6 +51,7 @@ class Link(threading.Thread):
         self.seen: Counter[int] = Counter()
         self.data_from: dict[str, Counter[int]] = {}
         self.dropped = 0
+        self.short = 0  # frames too short to carry an inner BTH, sent on
         self.read_from: Counter[str] = Counter()  # frames read per side ("a", "b")
         self.forwarded_to: Counter[str] = Counter()  # frames handed on per side
         self.running = True
@@ -57,19 +61,29 @@ class Link(threading.Thread):
             ready, _, _ = select.select(list(self.peer), [], [], 0.05)
             for s in ready:
                 while (frame := recv(s)) is not None:
-                    self.read_from[self.side[s]] += 1
-                    ev = (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
-                    self.seen[ev] += 1
-                    if 0xC6 <= frame[102] <= 0xCB:  # inner BTH opcode: data
-                        self.data_from.setdefault(self.side[s], Counter())[ev] += 1
-                    if ev == self.drop_ev:
-                        self.dropped += 1
-                        continue
-                    if self.cut and self.cable[s] in self.cut:
-                        self.cut_drops += 1
-                        continue
-                    self.peer[s].send(frame)
-                    self.forwarded_to[self.side[self.peer[s]]] += 1
+                    self.relay(s, frame)
+
+    def relay(self, s: socket.socket, frame: bytes) -> None:
+        """One frame read from `s`: counted, then dropped or sent on. A
+        frame too short to be an MRC carrier (the kernel's own IPv6
+        neighbour and multicast packets on a veth) is sent on uncounted: a
+        relay thread that raised on one stopped forwarding everything."""
+        self.read_from[self.side[s]] += 1
+        if len(frame) <= _OPCODE:
+            self.short += 1
+        else:
+            ev = (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
+            self.seen[ev] += 1
+            if 0xC6 <= frame[_OPCODE] <= 0xCB:  # inner BTH opcode: data
+                self.data_from.setdefault(self.side[s], Counter())[ev] += 1
+            if ev == self.drop_ev:
+                self.dropped += 1
+                return
+        if self.cut and self.cable[s] in self.cut:
+            self.cut_drops += 1
+            return
+        self.peer[s].send(frame)
+        self.forwarded_to[self.side[self.peer[s]]] += 1
 
     def stop(self) -> None:
         self.running = False
