@@ -77,11 +77,10 @@ def scale_table(fast: list[str] | None) -> list[str]:
             break
         figures[nics] = f
         slow = _child(INTERPRETED, ["--nics", str(nics)], timeout) if fast and nics <= interp_limit else None
-        ratio = f"{slow['cpu_s'] / f['cpu_s']:.2f}x" if slow else ""
+        beside = f"{slow['cpu_s']:.1f} | {slow['cpu_s'] / f['cpu_s']:.2f}x" if slow else " | "
         lines.append(f"| {nics:,} | {switches:,} | {f['wall_s']:.1f} | {f['cpu_s']:.1f} | {f['rss_gib']:.2f} | "
                      f"{f['hops']:,} | {f['hops'] / f['cpu_s']:,.0f} | {1e6 * f['cpu_s'] / f['hops']:.1f} | "
-                     f"{f['delivered']}/{f['messages']} | {slow['cpu_s'] if slow else 0:.1f} | {ratio} | "
-                     f"{_same(f, slow)} |".replace("| 0.0 |", "| |"))
+                     f"{f['delivered']}/{f['messages']} | {beside} | {_same(f, slow)} |")
     skipped = [n for n in timing.SIZES if n > limit]
     if skipped:
         lines.append(f"\nNot run (BENCH_MAX_NICS={limit}): {', '.join(f'{n:,}' for n in skipped)} NICs.")

@@ -23,13 +23,12 @@ from pathlib import Path
 
 from control_plane.config import ConfigError, read_mapping
 from control_plane.pipelines import SCENARIOS
-from fabric_sim import links, scenario
+from fabric_sim import links, run_cache, scenario
 from fabric_sim.run import run as simulate
 
 # NICs -> (T0 per plane, hosts per T0, spines per plane); 8 planes of 100 Gb/s everywhere.
 SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32)}
 MESSAGE = 2 * 1024 * 1024
-PACKAGES = ("mrc_wire", "sim_core", "switch_model", "nic_model", "fabric_sim", "control_plane")  # what setup.py builds
 
 
 def size_scenario(nics: int) -> dict:
@@ -54,7 +53,7 @@ def compiled_build(repo: Path) -> tuple[list[str] | None, str]:
         return None, "no compiled build (make fast builds it)"
     if (fast / "interpreted").exists():
         return None, f"mypyc could not build it here ({fast / 'compile.log'} says why)"
-    sources = [p for pkg in PACKAGES for p in (repo / pkg).rglob("*.py")] + [repo / "setup.py"]
+    sources = [p for pkg in run_cache.PACKAGES for p in (repo / pkg).rglob("*.py")] + [repo / "setup.py"]
     newest = max(sources, key=lambda p: p.stat().st_mtime)
     if newest.stat().st_mtime > stamp.stat().st_mtime:
         return None, f"the compiled build is older than {newest.relative_to(repo)} (make fast rebuilds it)"
