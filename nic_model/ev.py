@@ -42,6 +42,11 @@ def make_ev(plane: int, spine: int, salt: int = 0) -> int:
     return (salt << 11) | (spine << 3) | plane
 
 
+# Good probes in a row needed to restore an EV. A module constant: a compiled class's
+# attribute default read on the class is a descriptor, not the number.
+RESTORE_AFTER = 3
+
+
 @dataclass
 class EvProfile:
     """A QP's EVs. `home` is the configured rotation (a power of two long);
@@ -50,7 +55,7 @@ class EvProfile:
 
     home: list[int]
     backups: dict[int, list[int]]
-    restore_after: int = 3  # good probes in a row needed to restore an EV
+    restore_after: int = RESTORE_AFTER
     # Mirror mode: the NIC's data plane walks the slots (one turn per data
     # packet); the profile follows it and acts only through slot rewrites.
     mirror: bool = False

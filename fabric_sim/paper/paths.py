@@ -9,13 +9,13 @@ from fabric_sim.paper.claims import ECN_ECHO_OFF, EV_RETIRE_OFF, Claim
 from fabric_sim.paper.experiments import Experiment, Finding, Runs
 from fabric_sim.paper.failures import transient_row
 from mrc_wire.constants import ev_plane
-from nic_model.ev import EvProfile, make_ev
+from nic_model.ev import RESTORE_AFTER, make_ev
 
 LINE_SHARE = 0.95  # Fig. 12: goodput after the loss starts, of the payload line rate
 RETIRE_RTTS = 3  # the lossy EV is retired within this many base RTTs
 TAKEOVER = 0.9  # the spare carries at least this share of the plane's packets once the EV is retired
 NEAR_LINE = 0.85  # Fig. 14: each flow's goodput at the end, of one plane's payload line rate
-RESTORE_PROBES = EvProfile.restore_after
+RESTORE_PROBES = RESTORE_AFTER
 CLAIMS = [
     Claim("fig12.line", "fig12", "Fig. 12", "bandwidth stays at line rate while 20% of EV-A's packets are dropped",
           "steady goodput after the loss starts, of the payload line rate", f"at least {LINE_SHARE:.0%}",

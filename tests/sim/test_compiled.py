@@ -65,3 +65,20 @@ def test_a_compiled_build_is_used_only_when_newer_than_every_source(tmp_path):
     assert timing.compiled_build(tmp_path) == ([str(fast / "bin" / "python"), "-P"], "compiled (make fast)")
     (fast / "interpreted").touch()  # make fast fell back: mypyc failed
     assert timing.compiled_build(tmp_path)[0] is None
+
+
+@needs_build
+def test_no_module_constant_is_a_compiled_attribute_descriptor(tmp_path):
+    """A compiled class's attribute default, read on the class, is a descriptor, not its value: the
+    gallery once printed '<attribute 'restore_after' of 'EvProfile' objects> good probes'. Every
+    public constant of the paper's modules, in the compiled build, is a plain value."""
+    script = (
+        "import importlib, pkgutil, types, fabric_sim.paper as P\n"
+        "bad = []\n"
+        "for m in pkgutil.iter_modules(P.__path__):\n"
+        "    mod = importlib.import_module(f'fabric_sim.paper.{m.name}')\n"
+        "    for k, v in vars(mod).items():\n"
+        "        if k.isupper() and isinstance(v, (types.GetSetDescriptorType, types.MemberDescriptorType)):\n"
+        "            bad.append(f'{m.name}.{k}')\n"
+        "print(bad)\n")
+    assert _compiled("-c", script, cwd=tmp_path).strip() == "[]"
