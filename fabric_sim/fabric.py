@@ -2,7 +2,8 @@
 reference model with its planned tables, every NIC the NIC reference model
 with its planned tables and an MRC endpoint on its host port, and every
 cable two Egress objects (fabric_sim.links). Frames are raw bytes from end
-to end; the host-to-NIC hop is PCIe, not simulated: the endpoint hands the
+to end, a simulated payload's zeros counted but not carried (`pad`,
+mrc_wire.packet); the host-to-NIC hop is PCIe, not simulated: the endpoint hands the
 NIC model its packet, and takes back what the NIC model parsed."""
 
 from __future__ import annotations
@@ -45,14 +46,14 @@ class SwitchNode:
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
 
-    def rx(self, in_port: int, frame: bytes) -> None:
-        out = self.model.process(in_port, frame)
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        out = self.model.process(in_port, frame, pad)
         if out is not None:
             eg = self.egress.get(out.port)
             if eg is None:
                 self.unrouted += 1  # a port with no cable
             else:
-                eg.send(out.frame, out.high_priority)
+                eg.send(out.frame, out.high_priority, out.pad)
 
 
 class NicNode:
@@ -71,8 +72,8 @@ class NicNode:
         self.ev_loss: dict[tuple[int, int], float] = {}
         self.rng = rng
 
-    def rx(self, in_port: int, frame: bytes) -> None:
-        for o in self.model.process(in_port, frame):
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        for o in self.model.process(in_port, frame, pad):
             if o.port == HOST_PORT:
                 if self.endpoint is not None and o.pkt is not None:
                     self.to_host += 1
@@ -80,10 +81,11 @@ class NicNode:
             else:
                 self._out(o)
 
-    def tx(self, raw: bytes) -> None:
-        """The endpoint hands the NIC a packet (host port)."""
+    def tx(self, raw: bytes, pad: int = 0) -> None:
+        """The endpoint hands the NIC a packet (host port): `raw`, then
+        `pad` zero bytes of payload not carried (mrc_wire.packet)."""
         self.from_host += 1
-        for o in self.model.transmit(raw):
+        for o in self.model.transmit(raw, pad):
             self._out(o)
 
     def _out(self, o: Output) -> None:
@@ -96,7 +98,7 @@ class NicNode:
                 if rate and self.rng.random() < rate:
                     eg.count_drop("ev_loss")
                     return
-            eg.send(o.frame, o.high_priority)
+            eg.send(o.frame, o.high_priority, o.pad)
 
     def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
         """The endpoint's EV decisions written into the NIC's slot table."""

@@ -32,7 +32,7 @@ class Egress:
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
                  "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "on_arrival")
 
-    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
                  port: int = 0, plane: int = 0, kind: str = ""):
         self.name = name
@@ -45,7 +45,7 @@ class Egress:
         self.epoch = 0  # bumped when the link goes down: what was on it is lost
         self.loss = 0.0  # random loss probability (a fault)
         self.rng = rng
-        self.deliver = deliver  # the far end: deliver(in_port, frame)
+        self.deliver = deliver  # the far end: deliver(in_port, frame, pad)
         self.peer_port = peer_port
         self.data_cap = data_cap  # packets
         self.high_cap = high_cap
@@ -90,13 +90,14 @@ class Egress:
         or dropped by the sender on its way onto this link (a fault)."""
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: bytes, high: bool) -> None:
-        """Queue `frame`; schedule its arrival at the far end, or drop it."""
+    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
+        """Queue `frame` (and `pad` zero bytes after it, on the wire but not
+        carried: mrc_wire.packet); schedule its arrival, or drop it."""
         if not self.up:
             self.count_drop("link_down")
             return
         now = self.sim.now
-        size = len(frame)
+        size = len(frame) + pad
         ser = size * self.us_per_byte
         free = self.free_at if self.free_at > now else now
         if high:
@@ -121,13 +122,13 @@ class Egress:
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self.sim.call_at(depart + self.prop + self.extra, self.on_arrival, self.epoch, frame)
+        self.sim.call_at(depart + self.prop + self.extra, self.on_arrival, self.epoch, frame, pad)
 
-    def arrive(self, epoch: int, frame: bytes) -> None:
+    def arrive(self, epoch: int, frame: bytes, pad: int) -> None:
         if epoch != self.epoch:
             self.count_drop("link_down")  # the link went down while it was on it
             return
-        self.deliver(self.peer_port, frame)
+        self.deliver(self.peer_port, frame, pad)
 
     def set_up(self, up: bool) -> None:
         if self.up and not up:

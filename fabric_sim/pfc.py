@@ -92,7 +92,7 @@ class PfcEgress(Egress):
     ports are one type (compiled, a call on one is a direct call); it
     overrides every method and keeps none of Egress's queue state."""
 
-    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
                  port: int = 0, plane: int = 0, kind: str = ""):
         self.name, self.sim, self.prop, self.rng = name, sim, prop_us, rng
@@ -103,8 +103,8 @@ class PfcEgress(Egress):
         # its ingress limits instead, a lossless queue does not tail-drop
         self.data_cap, self.high_cap = data_cap, high_cap
         self.peak = 0  # the data queue's deepest, packets
-        self.data: deque[tuple[bytes, Ingress | None]] = deque()
-        self.high: deque[bytes] = deque()
+        self.data: deque[tuple[bytes, int, Ingress | None]] = deque()  # (frame, pad, ingress)
+        self.high: deque[tuple[bytes, int]] = deque()
         self.busy = False  # a frame on the wire
         self.tx_pkts = self.tx_bytes = 0
         # The depth a switch reads, capped below its drop threshold (PfcNet
@@ -132,7 +132,7 @@ class PfcEgress(Egress):
     def count_drop(self, reason: str) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: bytes, high: bool) -> None:
+    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
         if not self.up:
             self.count_drop("link_down")
             return
@@ -140,17 +140,17 @@ class PfcEgress(Egress):
             if len(self.high) >= self.high_cap:
                 self.count_drop("queue_full")
                 return
-            self.high.append(frame)
+            self.high.append((frame, pad))
         else:
             ing = self.arrival.ingress
             if ing is None:
                 if len(self.data) >= self.data_cap:
                     self.count_drop("queue_full")
                     return
-            elif not ing.admit(len(frame)):
+            elif not ing.admit(len(frame) + pad):
                 self.count_drop("pfc_headroom")
                 return
-            self.data.append((frame, ing))
+            self.data.append((frame, pad, ing))
             if len(self.data) > self.peak:
                 self.peak = len(self.data)
         if not self.busy:
@@ -159,13 +159,15 @@ class PfcEgress(Egress):
     def _start(self) -> None:
         """Put the next frame on the wire: high priority first, data unless paused."""
         if self.high:
-            frame, high = self.high[0], True
+            frame, pad = self.high[0]
+            high = True
         elif self.data and not self.paused:
-            frame, high = self.data[0][0], False
+            frame, pad, _ = self.data[0]
+            high = False
         else:
             return
         self.busy = True
-        self.sim.at(len(frame) * self.us_per_byte, self._sent, high, self.epoch)
+        self.sim.at((len(frame) + pad) * self.us_per_byte, self._sent, high, self.epoch)
 
     def _sent(self, high: bool, epoch: int) -> None:
         """The frame's last bit has left: free its buffer, send it on."""
@@ -173,27 +175,27 @@ class PfcEgress(Egress):
             return
         self.busy = False
         if high:
-            frame = self.high.popleft()
+            frame, pad = self.high.popleft()
         else:
-            frame, ing = self.data.popleft()
+            frame, pad, ing = self.data.popleft()
             if ing is not None:
-                ing.release(len(frame))
+                ing.release(len(frame) + pad)
         self.tx_pkts += 1
-        self.tx_bytes += len(frame)
+        self.tx_bytes += len(frame) + pad
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")
         else:
-            self.sim.at(self.prop + self.extra, self._arrive, self.epoch, frame, high)
+            self.sim.at(self.prop + self.extra, self._arrive, self.epoch, frame, high, pad)
         self._start()
 
-    def _arrive(self, epoch: int, frame: bytes, high: bool) -> None:
+    def _arrive(self, epoch: int, frame: bytes, high: bool, pad: int) -> None:
         if epoch != self.epoch:
             self.count_drop("link_down")
             return
         arr = self.arrival
         arr.ingress = None if high else self.peer_ingress
         try:
-            self.deliver(self.peer_port, frame)
+            self.deliver(self.peer_port, frame, pad)
         finally:
             arr.ingress = None
 
@@ -219,9 +221,9 @@ class PfcEgress(Egress):
     def set_up(self, up: bool) -> None:
         if self.up and not up:
             self.epoch += 1
-            for frame, ing in self.data:
+            for frame, pad, ing in self.data:
                 if ing is not None:
-                    ing.release(len(frame))
+                    ing.release(len(frame) + pad)
             for _ in range(len(self.data) + len(self.high)):
                 self.count_drop("link_down")  # what it held is lost with it, as on a plain egress
             self.data.clear()

@@ -38,24 +38,25 @@ class QpScheduler:
     """Between one NIC's endpoint and the NIC. `tx` hands a packet to the
     NIC; `egress` are the NIC's ports (fabric_sim.links.Egress)."""
 
-    def __init__(self, sim: Sim, tx: Callable[[bytes], None], egress: dict[int, Egress], depth: int,
+    def __init__(self, sim: Sim, tx: Callable[[bytes, int], None], egress: dict[int, Egress], depth: int,
                  control_dscp: int):
         self.sim, self.tx, self.egress, self.depth, self.control = sim, tx, egress, depth, control_dscp
         self.endpoint: Endpoint | None = None  # set once the endpoint exists: its copies are stamped on release
-        self.queues: dict[int, deque[bytes]] = {}  # peer QP number -> packets waiting
+        self.queues: dict[int, deque[tuple[bytes, int]]] = {}  # peer QP number -> packets (and pads) waiting
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
         self.by_peer: dict[int, QueuePair] = {}
         self.held = 0  # packets that waited (for reports and tests)
 
-    def transmit(self, raw: bytes) -> None:
+    def transmit(self, raw: bytes, pad: int = 0) -> None:
+        """A packet from the endpoint: `raw`, then `pad` zero bytes not carried."""
         if _dscp(raw) == self.control:
-            self.tx(raw)
+            self.tx(raw, pad)
             if self.order:
                 self._drain()  # a port may have come back
             return
         if not self.order and self._room() > 0:
-            self.tx(raw)  # nothing waits and the wire can take it: on at once, sent when the endpoint said
+            self.tx(raw, pad)  # nothing waits and the wire can take it: on at once, sent when the endpoint said
             return
         dqpn = int.from_bytes(raw[_BTH + 5:_BTH + 8], "big")
         q = self.queues.get(dqpn)
@@ -63,7 +64,7 @@ class QpScheduler:
             q = self.queues[dqpn] = deque()
         if not q:
             self.order.append(dqpn)
-        q.append(raw)
+        q.append((raw, pad))
         self._stamp(dqpn, raw, math.inf)  # not sent yet: no timer, no loss detection runs on it
         self._drain()
 
@@ -79,11 +80,11 @@ class QpScheduler:
         while room > 0 and self.order:
             dqpn = self.order.popleft()
             q = self.queues[dqpn]
-            raw = q.popleft()
+            raw, pad = q.popleft()
             if q:
                 self.order.append(dqpn)  # round-robin: one packet per QP per turn
             self._stamp(dqpn, raw, self.sim.now)
-            self.tx(raw)
+            self.tx(raw, pad)
             room -= 1
         if self.order:
             self.held += 1

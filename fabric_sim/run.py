@@ -125,6 +125,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
                 reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
                 dscp=topo.dscp,
                 keep_payload=False,
+                elide=True,  # the models carry headers; a payload's zeros are counted (mrc_wire.packet)
                 seed=sc.seed + node.n,
                 ack_bytes=ecfg.ack_bytes,
                 ablate=frozenset(t.ablate),

@@ -5,6 +5,13 @@ model run this once per packet in the timed fabric.
 
 `Mrc` parses by offset and reads only what is asked for, so one packet
 costs a few slices. `build` writes the headers; payload is given as bytes.
+
+A simulated payload is zeros, and the timed fabric does not carry them:
+`pad` is a count of zero bytes that follow the bytes carried. They are in
+every length (the IPv6 and UDP length fields, serialization, the byte
+counters) but in no buffer, so a hop copies headers, not 4 KiB of zeros,
+and a fabric's memory is its headers. The models give the same frames as
+with the zeros carried (tests/test_elided_payload.py holds them equal).
 """
 
 from __future__ import annotations
@@ -56,11 +63,12 @@ def probe_ext(ev: int, reply: int, probe_id: int) -> bytes:
 
 
 def build(src: bytes, dst: bytes, dscp: int, ecn: int, ev: int, opcode: int, dqpn: int, psn: int, ext: bytes,
-          payload: bytes = b"", ackreq: int = 0, hlim: int = 64) -> bytes:
+          payload: bytes = b"", ackreq: int = 0, hlim: int = 64, pad: int = 0) -> bytes:
     """Inner IPv6 / UDP / BTH / extension / payload. `src` and `dst` are the
     16-byte addresses. The EV goes into the UDP source port (EV[31:16]) and
-    the low 16 bits of the flow label (EV[15:0]); the UDP checksum is 0."""
-    ulen = UDP_LEN + 12 + len(ext) + len(payload)
+    the low 16 bits of the flow label (EV[15:0]); the UDP checksum is 0.
+    `pad` zero bytes after the payload are counted in the lengths, not built."""
+    ulen = UDP_LEN + 12 + len(ext) + len(payload) + pad
     ip = _IP.pack((6 << 28) | (((dscp << 2) | ecn) << 20) | (ev & 0xFFFF), ulen, IPPROTO_UDP, hlim, src, dst)
     udp_bth = _UDP_BTH.pack(ev >> 16, ROCE_PORT, ulen, 0, opcode, 0, 0xFFFF, dqpn & 0xFFFFFF,
                             (ackreq << 31) | (psn & 0xFFFFFF))
@@ -68,12 +76,13 @@ def build(src: bytes, dst: bytes, dscp: int, ecn: int, ev: int, opcode: int, dqp
 
 
 class Mrc:
-    """A parsed MRC packet. Raises ValueError if it is not IPv6 / UDP 4791 /
-    BTH with the extension its opcode needs."""
+    """A parsed MRC packet (`raw`, then `pad` zero bytes not carried).
+    Raises ValueError if it is not IPv6 / UDP 4791 / BTH with the extension
+    its opcode needs."""
 
-    __slots__ = ("raw", "tc", "fl", "sport", "opcode", "dqpn", "ackreq", "psn")
+    __slots__ = ("raw", "pad", "tc", "fl", "sport", "opcode", "dqpn", "ackreq", "psn")
 
-    def __init__(self, raw: bytes):
+    def __init__(self, raw: bytes, pad: int = 0):
         if len(raw) < HDR_LEN or raw[0] >> 4 != 6 or raw[6] != IPPROTO_UDP:
             raise ValueError("not IPv6 / UDP / BTH")
         vtf = int.from_bytes(raw[0:4], "big")
@@ -83,6 +92,7 @@ class Mrc:
         if len(raw) < HDR_LEN + EXT_LEN.get(opcode, 0):
             raise ValueError(f"opcode {opcode:#x}: extension truncated")
         self.raw = raw
+        self.pad = pad
         self.tc = (vtf >> 20) & 0xFF
         self.fl = vtf & 0xFFFFF
         self.sport: int = sport
@@ -95,7 +105,7 @@ class Mrc:
         """This packet with CE in its ECN field (a NIC's RFC 6040 copy of
         the outer CE). Parsed again: a compiled class has no __new__
         without __init__, and a CE copy is rare next to a hop."""
-        return Mrc(self.raw[:1] + bytes((self.raw[1] | 0x30,)) + self.raw[2:])
+        return Mrc(self.raw[:1] + bytes((self.raw[1] | 0x30,)) + self.raw[2:], self.pad)
 
     # ---- IPv6 -----------------------------------------------------------
     @property
@@ -125,7 +135,13 @@ class Mrc:
 
     @property
     def payload(self) -> bytes:
-        return self.raw[HDR_LEN + EXT_LEN.get(self.opcode, 0):]
+        """The payload, its zeros not carried included (built on demand)."""
+        carried = self.raw[HDR_LEN + EXT_LEN.get(self.opcode, 0):]
+        return carried + bytes(self.pad) if self.pad else carried
+
+    @property
+    def payload_len(self) -> int:
+        return len(self.raw) - HDR_LEN - EXT_LEN.get(self.opcode, 0) + self.pad
 
     # ---- extensions -------------------------------------------------------
     def data(self) -> tuple[int, int, int]:
@@ -194,16 +210,16 @@ class PacketHost:
     def deliver(self, pkt: Mrc) -> None:
         raise NotImplementedError
 
-    def receive(self, raw: bytes) -> None:
+    def receive(self, raw: bytes, pad: int = 0) -> None:
         """A packet from the NIC, as bytes (its IPv6 header on)."""
-        pkt = parse(raw)
+        pkt = parse(raw, pad)
         if pkt is not None:
             self.deliver(pkt)
 
 
-def parse(raw: bytes) -> Mrc | None:
+def parse(raw: bytes, pad: int = 0) -> Mrc | None:
     try:
-        return Mrc(raw)
+        return Mrc(raw, pad)
     except ValueError:
         return None
 

@@ -67,13 +67,16 @@ def _addr(a: str | bytes) -> bytes:
 
 class Endpoint(W.PacketHost):
     """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
-    NIC calls `receive` with what arrives for this endpoint. Times in µs."""
+    NIC calls `receive` with what arrives for this endpoint. Times in µs.
+    With `elide`, a simulated payload's zeros are not built: `transmit` gets
+    the headers and the count of zeros, `transmit(raw, pad)`
+    (mrc_wire.packet; the timed fabric's models carry no zeros)."""
 
-    def __init__(self, sim: Sim, addr: str | bytes, transmit: Callable[[bytes], None], *,
+    def __init__(self, sim: Sim, addr: str | bytes, transmit: Callable[..., None], *,
                  mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
                  probe_interval: float = 100.0, reorder_window: float | None = None,
                  dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
-                 ack_bytes: int = 0, ablate: frozenset[str] = frozenset(),
+                 ack_bytes: int = 0, ablate: frozenset[str] = frozenset(), elide: bool = False,
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_error: Callable[[int, str], None] | None = None,
                  on_place: Callable[[int, int, int, int], None] | None = None,
@@ -88,6 +91,7 @@ class Endpoint(W.PacketHost):
         self.dscp_control, self.dscp_data, self.dscp_retx = d["control"], d["data_trimmable"], d["data_trimmable_retx"]
         self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
         self.keep_payload = keep_payload
+        self.elide = elide
         # ACK coalescing as UEC's receivers do: an ACK once this many payload
         # bytes arrived in order since the last one (0: an ACK per data
         # packet), and at once on CE, out of order or while a hole is open,
@@ -165,13 +169,17 @@ class Endpoint(W.PacketHost):
         qp.ev_tx[ev] += 1
         self.stats.sent += 1
         self.stats.retransmits += retx
-        payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
         # Ask for an ACK when the window is full (nothing more goes out until
         # one comes), on each message's last packet, and on every resend.
         ackreq = int(retx or len(qp.inflight) >= qp.cc.window() or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
-                              seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len),
-                              payload, ackreq=ackreq))
+        dscp, ext = self.dscp_retx if retx else self.dscp_data, W.data_ext(seg.msg_id, seg.offset, seg.msg_len)
+        if seg.payload is None and self.elide:
+            self.transmit(W.build(self.addr_bytes, qp.peer_addr, dscp, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
+                                  ext, ackreq=ackreq, pad=seg.length), seg.length)
+        else:
+            payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
+            self.transmit(W.build(self.addr_bytes, qp.peer_addr, dscp, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
+                                  ext, payload, ackreq=ackreq))
         self._arm_timer()
 
     def _pump(self, qp: QueuePair) -> None:
@@ -294,14 +302,14 @@ class Endpoint(W.PacketHost):
                 part = qp.partial.get(msg_id)
                 if part is None:
                     part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
-                payload = pkt.payload
-                part[0] += len(payload)
+                n = pkt.payload_len
+                part[0] += n
                 if self.on_place is not None:
-                    self.on_place(qp.qpn, msg_id, offset, len(payload))
-                qp.rx_bytes += len(payload)
-                self.stats.rx_bytes += len(payload)
+                    self.on_place(qp.qpn, msg_id, offset, n)
+                qp.rx_bytes += n
+                self.stats.rx_bytes += n
                 if part[1] is not None:
-                    part[1][offset] = payload
+                    part[1][offset] = pkt.payload
                 if part[0] >= msg_len:
                     del qp.partial[msg_id]
                     qp.delivered_msgs.add(msg_id)
@@ -309,7 +317,7 @@ class Endpoint(W.PacketHost):
                     data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
                     self.on_message(qp.qpn, msg_id, data)
         if not gap and not pkt.ackreq and pkt.ecn != ECN_CE:  # (a duplicate is never in order)
-            qp.unacked_bytes += len(pkt.payload)
+            qp.unacked_bytes += pkt.payload_len
             if qp.unacked_bytes < self.ack_bytes:
                 return  # coalesced: a later ACK's cumulative PSN and bitmap cover it
         qp.unacked_bytes = 0

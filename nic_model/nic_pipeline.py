@@ -40,6 +40,7 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     # To the host: the packet as parsed by this pipeline (after the CE copy),
     # so a host model need not parse it again.
     pkt: W.Mrc | None = None
+    pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
 
 
 CONTROL_OPCODES = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
@@ -109,21 +110,22 @@ class NicModel:
         self.drops[reason] += 1
         return []
 
-    def process(self, in_port: int, frame: bytes) -> list[Output]:
+    def process(self, in_port: int, frame: bytes, pad: int = 0) -> list[Output]:
+        """One frame (`pad` zero bytes after it counted, not carried)."""
         if len(frame) < 14:
             return self._drop("malformed")
         ipv6 = frame[12:14] == b"\x86\xdd"
         if in_port == HOST_PORT:
-            return self.transmit(frame[14:]) if ipv6 else self._drop("not_mrc")
-        return self._receive(frame) if ipv6 else self._drop("not_encap")
+            return self.transmit(frame[14:], pad) if ipv6 else self._drop("not_mrc")
+        return self._receive(frame, pad) if ipv6 else self._drop("not_encap")
 
     # ---- host to fabric ----------------------------------------------
-    def transmit(self, raw: bytes) -> list[Output]:
+    def transmit(self, raw: bytes, pad: int = 0) -> list[Output]:
         """A packet from the host (its IPv6 header on: the host port's
         Ethernet header carries nothing the pipeline reads but its type)."""
         if len(raw) < 40 or raw[0] >> 4 != 6 or W.cut_short(raw):
             return self._drop("malformed")
-        m = W.parse(raw)
+        m = W.parse(raw, pad)
         if m is None:
             return self._drop("not_mrc")
         qp = self.qps.get(m.dqpn)
@@ -132,7 +134,7 @@ class NicModel:
         if m.opcode in CONTROL_OPCODES:
             # Control (ACK, SACK, NACK, probe) goes on the EV the host wrote
             # into its inner headers: a reverse EV, or the EV a probe tests.
-            return self._send(bytearray(raw), m.ev, m.dscp, 0)
+            return self._send(bytearray(raw), m.ev, m.dscp, 0, pad)
         else:
             turn = self.rotation[qp.qp_index]
             self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
@@ -141,20 +143,20 @@ class NicModel:
                 return self._drop("no_ev")
         # ECT(0) on data only: an opcode that is neither data nor control is
         # sprayed like data but not ECN-capable (as the P4: hdr.data invalid).
-        return self._send(bytearray(raw), ev, m.dscp, 2 if m.opcode in DATA_OPCODES else 0)
+        return self._send(bytearray(raw), ev, m.dscp, 2 if m.opcode in DATA_OPCODES else 0, pad)
 
-    def _send(self, inner: bytearray, ev: int, dscp: int, ecn: int) -> list[Output]:
+    def _send(self, inner: bytearray, ev: int, dscp: int, ecn: int, pad: int) -> list[Output]:
         inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
         inner[46:48] = b"\0\0"  # UDP checksum not recomputed (MRC relies on the ICRC)
         inner[2:4] = (ev & 0xFFFF).to_bytes(2, "big")  # EV[15:0]: low flow label
-        out = self._encap(bytes(inner), ev, dscp=dscp, ecn=ecn)
+        out = self._encap(bytes(inner), ev, dscp=dscp, ecn=ecn, pad=pad)
         if out is None:
             return []
         self.ev_tx[ev] += 1
         self.plane_tx[ev & 7] += 1
         # Bytes as the P4 counts them, in ingress: the host's frame before
         # encapsulation (the wire carries 40 more).
-        host_bytes = ETH_LEN + len(inner)
+        host_bytes = ETH_LEN + len(inner) + pad
         self.ev_tx_bytes[ev] += host_bytes
         self.plane_tx_bytes[ev & 7] += host_bytes
         self.events["tx"] += 1
@@ -164,7 +166,7 @@ class NicModel:
         c = self.config
         return dscp == c.dscp_control or dscp == c.dscp_trimmed or dscp == c.dscp_trimmed_lasthop
 
-    def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int) -> Output | None:
+    def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int, pad: int = 0) -> Output | None:
         """Carrier to the inner destination over the EV's plane and spine."""
         dst = int.from_bytes(inner[24:40], "big")
         row = self.rows.get((dst >> 16) & 0xFFFF)
@@ -192,10 +194,10 @@ class NicModel:
         plen = int.from_bytes(inner[4:6], "big") + 40
         tc = (dscp << 2) | ecn
         vtf = ((6 << 28) | (tc << 20) | fl).to_bytes(4, "big") + plen.to_bytes(2, "big")
-        return Output(plane.port, b"".join((tail[0], vtf, tail[1], inner)), self._high(dscp))
+        return Output(plane.port, b"".join((tail[0], vtf, tail[1], inner)), self._high(dscp), None, pad)
 
     # ---- fabric to host ----------------------------------------------
-    def _receive(self, frame: bytes) -> list[Output]:
+    def _receive(self, frame: bytes, pad: int) -> list[Output]:
         outer, inner = frame[14:54], frame[54:]
         if len(outer) < 40 or outer[0] >> 4 != 6:
             return self._drop("malformed")
@@ -203,7 +205,7 @@ class NicModel:
             return self._drop("not_encap")
         if len(inner) < 40 or inner[0] >> 4 != 6 or W.cut_short(inner):
             return self._drop("malformed")
-        m = W.parse(inner)
+        m = W.parse(inner, pad)
         if m is None or m.opcode not in EXT_LEN:
             return self._drop("bad_inner")
         c = self.config
@@ -211,14 +213,14 @@ class NicModel:
             return self._drop("not_for_me")
         odscp, oecn = outer[1] >> 6 | (outer[0] & 0xF) << 2, outer[1] >> 4 & 3
         if m.is_data and (odscp == c.dscp_trimmed or odscp == c.dscp_trimmed_lasthop):
-            return self._nack(frame[:14], inner, m, odscp)
+            return self._nack(frame[:14], inner, m, odscp, pad)
         if oecn == ECN_CE and m.ecn:
             m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
             self.events["ce_copy"] += 1
         self.events["rx"] += 1
-        return [Output(HOST_PORT, frame[:14] + m.raw, False, m)]
+        return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
 
-    def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int) -> list[Output]:
+    def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int, pad: int) -> list[Output]:
         c = self.config
         peer = self.peers.get(m.dqpn)
         if peer is None:
@@ -236,4 +238,4 @@ class NicModel:
         self.events["nack"] += 1
         self.events["notice"] += 1
         return [Output(out.port, out.frame[:NACK_BYTES], out.high_priority),
-                Output(HOST_PORT, bytes(notice), False, W.parse(bytes(notice[14:])))]
+                Output(HOST_PORT, bytes(notice), False, W.parse(bytes(notice[14:]), pad), pad)]

@@ -44,6 +44,7 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     port: int
     frame: bytes
     high_priority: bool
+    pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
 
 
 class PortCounters:
@@ -228,22 +229,23 @@ class SwitchModel:
         return bad
 
     # ---- one frame -----------------------------------------------------------
-    def process(self, in_port: int, frame: bytes) -> Output | None:
-        """One frame through the pipeline. Only the 54 bytes of Ethernet and
-        IPv6 header are rebuilt; the payload is copied once, when appended."""
-        size = len(frame)
+    def process(self, in_port: int, frame: bytes, pad: int = 0) -> Output | None:
+        """One frame through the pipeline (`pad` zero bytes after it are
+        counted, not carried: mrc_wire.packet). Only the 54 bytes of
+        Ethernet and IPv6 header are rebuilt; the rest is copied once."""
+        size = len(frame) + pad
         pc = self.ports.get(in_port)
         if pc is None:
             pc = self.counters(in_port)
         pc.rx += 1
         pc.rx_bytes += size
-        if size < ETH_LEN:
+        if len(frame) < ETH_LEN:  # headers are always carried, only zeros are padded
             self._drop(in_port, "malformed")
             return None
         if frame[12] != 0x86 or frame[13] != 0xDD:
             self._drop(in_port, "not_ipv6")
             return None
-        if size < _HDRS or frame[14] >> 4 != 6:
+        if len(frame) < _HDRS or frame[14] >> 4 != 6:
             self._drop(in_port, "malformed")
             return None
         if self._bad_source(frame[22:38]):
@@ -267,9 +269,10 @@ class SwitchModel:
         if nb is None:
             self._drop(in_port, "no_neighbour")
             return None
-        return self._congestion(in_port, frame, d, nb, hlim)
+        return self._congestion(in_port, frame, pad, d, nb, hlim)
 
-    def _congestion(self, in_port: int, frame: bytes, d: Decision, nb: S.PortNeighbour, hlim: int) -> Output | None:
+    def _congestion(self, in_port: int, frame: bytes, pad: int, d: Decision, nb: S.PortNeighbour,
+                    hlim: int) -> Output | None:
         """congestion.p4: ECN marking and trimming from the egress queue's
         depth, the priority queue for the priority class and trimmed stubs."""
         c = self.congestion
@@ -282,7 +285,7 @@ class SwitchModel:
             self.events["ecn_marked"] += 1
         cls = self.dscp_class.get(dscp, CLASS_NORMAL)
         high = cls == CLASS_PRIORITY
-        end = len(frame)
+        end = len(frame) + pad
         plen = frame[18:20]
         if not high and depth >= c.trim_threshold:
             if cls != CLASS_TRIMMABLE:
@@ -295,10 +298,13 @@ class SwitchModel:
                 end = c.trim_bytes
                 plen = (c.trim_bytes - _HDRS).to_bytes(2, "big")
         tc = (dscp << 2) | ecn
+        carried = len(frame)
+        if end < carried:
+            carried = end
         out = b"".join((d.eth, bytes(((6 << 4) | (tc >> 4), ((tc & 0x0F) << 4) | (frame[15] & 0x0F))), frame[16:18],
-                        plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], d.dst, frame[_HDRS:end]))
+                        plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], d.dst, frame[_HDRS:carried]))
         pc = d.counters
         assert pc is not None  # a decision with a neighbour has its port's counters
         pc.tx += 1
-        pc.tx_bytes += len(out)
-        return Output(port, out, high)
+        pc.tx_bytes += end
+        return Output(port, out, high, end - carried)

@@ -55,7 +55,6 @@ from sim_core.sim import Sim
 
 ACK_EVERY = 8
 MAX_OUTSTANDING = 1024
-ZEROS = bytes(16384)
 
 
 class RoceQp:
@@ -94,7 +93,7 @@ class RoceEndpoint(W.PacketHost):
     """The RoCE transport of one NIC; the same interface as the MRC
     endpoint towards the fabric (transmit, receive) and the driver."""
 
-    def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes], None], *, line_gbps: float,
+    def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes, int], None], *, line_gbps: float,
                  mtu: int = 4096, rto: float = 50.0, retry_limit: int = 8, dscp: Mapping[str, int] | None = None,
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_place: Callable[[int, int, int, int], None] | None = None):
@@ -203,12 +202,13 @@ class RoceEndpoint(W.PacketHost):
                      or now - qp.ackreq_at >= self.rto / 8)
         if ackreq:
             qp.ackreq_at = now
+        # The payload's zeros are counted, not built (mrc_wire.packet): the NIC takes (headers, pad).
         raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_data, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
-                      W.data_ext(seg.msg_id, seg.offset, seg.msg_len), ZEROS[:seg.length], ackreq=ackreq)
-        wire = (len(raw) + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
+                      W.data_ext(seg.msg_id, seg.offset, seg.msg_len), ackreq=ackreq, pad=seg.length)
+        wire = (len(raw) + seg.length + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
         self._free_at = now + wire / self.line_gbps
         qp.next_tx = now + wire / qp.cc.rate(now)
-        self.transmit(raw)
+        self.transmit(raw, seg.length)
         self._arm_timer()
 
     # ---- timeouts ------------------------------------------------------
@@ -282,7 +282,7 @@ class RoceEndpoint(W.PacketHost):
             self.stats.duplicates += 1
         else:
             msg_id, offset, msg_len = pkt.data()
-            n = len(pkt.payload)
+            n = pkt.payload_len
             self.on_place(qp.qpn, msg_id, offset, n)
             qp.rx_bytes += n
             self.stats.rx_bytes += n
@@ -296,7 +296,7 @@ class RoceEndpoint(W.PacketHost):
     def _control(self, qp: RoceQp, op: int, ext: bytes) -> None:
         self.stats.acks_sent += 1
         ev = next(iter(qp.reverse.values()))
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, 0, ext))
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, 0, ext), 0)
 
     def idle(self) -> bool:
         return not any(q.busy() for q in self.qps.values())

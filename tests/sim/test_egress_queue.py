@@ -13,7 +13,7 @@ SIZE = 1250  # bytes: 0.1 µs at 100 Gb/s
 
 
 def _egress(sim: Sim) -> Egress:
-    return Egress(sim, "a->b", 100.0, 0.5, lambda port, frame: None, 1, data_cap=10_000, high_cap=10,
+    return Egress(sim, "a->b", 100.0, 0.5, lambda port, frame, pad: None, 1, data_cap=10_000, high_cap=10,
                   rng=random.Random(0))
 
 

@@ -28,7 +28,7 @@ class Hop:
         self.sim = Sim()
         self.arrivals: list[float] = []
         arrival = Arrival()
-        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, lambda port, f: None, 0, data_cap=1, high_cap=1,
+        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, lambda port, f, pad: None, 0, data_cap=1, high_cap=1,
                               rng=None)
         self.up = PfcEgress(self.sim, "in->sw", GBPS, PROP, self._rx, 0, data_cap=1000, high_cap=1, rng=None)
         self.up.arrival = self.down.arrival = arrival
@@ -37,7 +37,7 @@ class Hop:
         for _ in range(frames):
             self.up.send(bytes(SIZE), False)
 
-    def _rx(self, port: int, frame: bytes) -> None:
+    def _rx(self, port: int, frame: bytes, pad: int) -> None:
         self.arrivals.append(self.sim.now)
         self.down.send(frame, False)
 

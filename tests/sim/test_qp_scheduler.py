@@ -30,8 +30,8 @@ class Port:
     def head_departure(self) -> float | None:
         return self.departures[0] if self.departures else None
 
-    def take(self, raw: bytes) -> None:
-        p = W.parse(raw)
+    def take(self, raw: bytes, pad: int) -> None:
+        p = W.parse(raw, pad)
         self.sent.append((self.sim.now, p.dqpn, p.psn))
         if p.dscp != CONTROL:
             self.departures.append(max([self.sim.now, *self.departures]) + 1.0)

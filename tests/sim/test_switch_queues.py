@@ -20,8 +20,8 @@ class Port:
     def depth(self) -> int:
         return self._depth
 
-    def send(self, frame: bytes, high: bool) -> None:
-        self.sent.append((len(frame), high))
+    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
+        self.sent.append((len(frame) + pad, high))
 
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
