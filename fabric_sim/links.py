@@ -24,10 +24,22 @@ from typing import Any
 
 from mrc_wire.ids import DeviceId
 from sim_core.sim import Sim
-from switch_model.pipeline import DepthSource
+from switch_model.pipeline import DepthSource, PortDepth
 
 
-class Egress:
+class _NoCable(PortDepth):
+    """A switch port with no cable: its queue is always empty."""
+
+    __slots__ = ()
+
+    def depth(self) -> int:
+        return 0
+
+
+_NO_CABLE = _NoCable()
+
+
+class Egress(PortDepth):
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
                  "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "on_arrival")
@@ -149,6 +161,6 @@ class LiveDepth(DepthSource):
     def __init__(self, egress: dict[int, Egress]):
         self.egress = egress
 
-    def of(self, port: int) -> int:
+    def port(self, port: int) -> PortDepth:
         e = self.egress.get(port)
-        return 0 if e is None else e.depth()
+        return _NO_CABLE if e is None else e

@@ -63,13 +63,14 @@ class NicModel:
         self.slots: dict[int, int] = {}
         self.peers: dict[int, int] = {}
         self.rotation: Counter[int] = Counter()
-        self.ev_tx: Counter[int] = Counter()
-        self.plane_tx: Counter[int] = Counter()
-        self.ev_tx_bytes: Counter[int] = Counter()
-        self.plane_tx_bytes: Counter[int] = Counter()
+        # The P4's ev_stats and plane counters as plain numbers (one lookup
+        # per packet, not four Counter updates); read as Counters below.
+        self._ev_counts: dict[int, list[int]] = {}  # EV -> [packets, bytes]
+        self._plane_counts = [0] * 16  # plane p: packets at 2p, bytes at 2p + 1
+        self.tx_count = self.rx_count = 0
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
-        self.events: Counter[str] = Counter()
+        self.other_events: Counter[str] = Counter()
         self._outer: dict[tuple[int, int], tuple[bytes, bytes]] = {}
 
     def install(self, entries: Iterable[object]) -> None:
@@ -105,6 +106,30 @@ class NicModel:
             table, key = tables[type(e)]
             table.pop(getattr(e, key), None)
             self._outer.clear()  # headers built from rows and planes: rebuilt on use
+
+    # ---- the counters, as Counters (EVs or planes never counted are absent) ----
+    @property
+    def ev_tx(self) -> Counter[int]:
+        return Counter({ev: c[0] for ev, c in self._ev_counts.items()})
+
+    @property
+    def ev_tx_bytes(self) -> Counter[int]:
+        return Counter({ev: c[1] for ev, c in self._ev_counts.items()})
+
+    @property
+    def plane_tx(self) -> Counter[int]:
+        return Counter({p: n for p in range(8) if (n := self._plane_counts[2 * p])})
+
+    @property
+    def plane_tx_bytes(self) -> Counter[int]:
+        return Counter({p: n for p in range(8) if (n := self._plane_counts[2 * p + 1])})
+
+    @property
+    def events(self) -> Counter[str]:
+        """tx, rx, nack, notice, ce_copy."""
+        out = Counter({k: n for k, n in (("tx", self.tx_count), ("rx", self.rx_count)) if n})
+        out.update(self.other_events)
+        return out
 
     def _drop(self, reason: str) -> list[Output]:
         self.drops[reason] += 1
@@ -152,14 +177,18 @@ class NicModel:
         out = self._encap(bytes(inner), ev, dscp=dscp, ecn=ecn, pad=pad)
         if out is None:
             return []
-        self.ev_tx[ev] += 1
-        self.plane_tx[ev & 7] += 1
         # Bytes as the P4 counts them, in ingress: the host's frame before
         # encapsulation (the wire carries 40 more).
         host_bytes = ETH_LEN + len(inner) + pad
-        self.ev_tx_bytes[ev] += host_bytes
-        self.plane_tx_bytes[ev & 7] += host_bytes
-        self.events["tx"] += 1
+        c = self._ev_counts.get(ev)
+        if c is None:
+            c = self._ev_counts[ev] = [0, 0]
+        c[0] += 1
+        c[1] += host_bytes
+        pc, at = self._plane_counts, 2 * (ev & 7)
+        pc[at] += 1
+        pc[at + 1] += host_bytes
+        self.tx_count += 1
         return [out]
 
     def _high(self, dscp: int) -> bool:
@@ -216,8 +245,8 @@ class NicModel:
             return self._nack(frame[:14], inner, m, odscp, pad)
         if oecn == ECN_CE and m.ecn:
             m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
-            self.events["ce_copy"] += 1
-        self.events["rx"] += 1
+            self.other_events["ce_copy"] += 1
+        self.rx_count += 1
         return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
 
     def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int, pad: int) -> list[Output]:
@@ -235,7 +264,7 @@ class NicModel:
         if out is None:
             return []
         self.nacks[reason] += 1
-        self.events["nack"] += 1
-        self.events["notice"] += 1
+        self.other_events["nack"] += 1
+        self.other_events["notice"] += 1
         return [Output(out.port, out.frame[:NACK_BYTES], out.high_priority),
                 Output(HOST_PORT, bytes(notice), False, W.parse(bytes(notice[14:]), pad), pad)]

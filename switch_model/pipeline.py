@@ -40,6 +40,17 @@ def unroutable(addr: bytes) -> bool:
     return addr[0] == 0xFF or (addr[0] == 0xFE and addr[1] & 0xC0 == 0x80) or addr in (_UNSPECIFIED, _LOOPBACK)
 
 
+def _unroutable_source(frame: bytes) -> bool:
+    """`unroutable` of the IPv6 source, read in place: a fabric's sources
+    are settled by their first byte, with no slice and no lookup."""
+    b = frame[22]
+    if b == 0xFF:
+        return True
+    if b == 0xFE:
+        return frame[23] & 0xC0 == 0x80
+    return b == 0 and frame[22:38] in (_UNSPECIFIED, _LOOPBACK)
+
+
 class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     port: int
     frame: bytes
@@ -57,11 +68,22 @@ class PortCounters:
         self.rx = self.rx_bytes = self.tx = self.tx_bytes = self.drop = 0
 
 
+class PortDepth:
+    """One egress port's data-queue depth, in packets, read when a packet
+    is decided (a class, not any callable: a compiled call is direct)."""
+
+    __slots__ = ()
+
+    def depth(self) -> int:
+        raise NotImplementedError
+
+
 class Decision(NamedTuple):
     """What the address-only stages decided for one destination: a drop
     reason of the stage that drops (sanity before the length check,
-    routing after it), or the egress port (and its counters), the shifted
-    destination and the neighbour's rewritten Ethernet header."""
+    routing after it), or the egress port (its counters and its queue's
+    depth), the shifted destination and the neighbour's rewritten
+    Ethernet header."""
 
     sanity_drop: str | None
     route_drop: str | None
@@ -70,16 +92,27 @@ class Decision(NamedTuple):
     neighbour: S.PortNeighbour | None
     eth: bytes
     counters: PortCounters | None
+    queue: PortDepth | None
 
 
 class DepthSource:
-    """Where the congestion stage reads an egress port's data-queue depth,
-    in packets (a class, not any callable: a compiled call is direct)."""
+    """Where the congestion stage reads each egress port's depth: `port`
+    gives the port's `PortDepth`, looked up once per decision."""
 
     __slots__ = ()
 
-    def of(self, port: int) -> int:
+    def port(self, port: int) -> PortDepth:
         raise NotImplementedError
+
+
+class _SetDepth(PortDepth):
+    __slots__ = ("depths", "at")
+
+    def __init__(self, depths: dict[int, int], at: int):
+        self.depths, self.at = depths, at
+
+    def depth(self) -> int:
+        return self.depths.get(self.at, 0)
 
 
 class QueueDepths(DepthSource):
@@ -91,14 +124,14 @@ class QueueDepths(DepthSource):
     def __init__(self) -> None:
         self.depths: dict[int, int] = {}
 
-    def of(self, port: int) -> int:
-        return self.depths.get(port, 0)
+    def port(self, port: int) -> PortDepth:
+        return _SetDepth(self.depths, port)
 
 
 class SwitchModel:
     """One switch: install plan entries, then `process` frames.
 
-    `depth.of(port)` gives the data-queue depth (packets) the congestion stage
+    `depth.port(port).depth()` gives the data-queue depth (packets) the congestion stage
     reads; `mark_last_hop` also marks ECN toward hosts, which the P4 switch
     never does (it trims there): the RoCE baseline's switches, whose DCQCN
     needs the last hop's marks."""
@@ -121,7 +154,6 @@ class SwitchModel:
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
-        self._sources: dict[bytes, bool] = {}  # source address -> unroutable
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -199,18 +231,18 @@ class SwitchModel:
     def decide(self, dst: bytes) -> Decision:
         """Run the stages that depend only on the destination and the tables."""
         if unroutable(dst):
-            return Decision("bad_destination", None, 0, dst, None, b"", None)
+            return Decision("bad_destination", None, 0, dst, None, b"", None, None)
         da = int.from_bytes(dst, "big")
         if da >> 80 in self.my_locators:
             if da & ARG_MASK == 0:
-                return Decision(None, "for_me", 0, dst, None, b"", None)
+                return Decision(None, "for_me", 0, dst, None, b"", None, None)
             da = shift(da)
         port = self.routes.get(da >> 80)
         if port is None:
-            return Decision(None, "no_route", 0, dst, None, b"", None)
+            return Decision(None, "no_route", 0, dst, None, b"", None, None)
         nb = self.neighbours.get(port)
         eth = b"" if nb is None else nb.dst_mac.to_bytes(6, "big") + nb.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth, self.counters(port))
+        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth, self.counters(port), self.depth.port(port))
 
     def _decision(self, dst: bytes) -> Decision:
         if not self.cache:
@@ -219,14 +251,6 @@ class SwitchModel:
         if d is None:
             d = self._decisions[dst] = self.decide(dst)
         return d
-
-    def _bad_source(self, src: bytes) -> bool:
-        bad = self._sources.get(src)
-        if bad is None:
-            bad = unroutable(src)
-            if self.cache:
-                self._sources[src] = bad
-        return bad
 
     # ---- one frame -----------------------------------------------------------
     def process(self, in_port: int, frame: bytes, pad: int = 0) -> Output | None:
@@ -248,7 +272,7 @@ class SwitchModel:
         if len(frame) < _HDRS or frame[14] >> 4 != 6:
             self._drop(in_port, "malformed")
             return None
-        if self._bad_source(frame[22:38]):
+        if _unroutable_source(frame):
             self._drop(in_port, "bad_source")
             return None
         d = self._decision(frame[38:54])
@@ -277,7 +301,9 @@ class SwitchModel:
         depth, the priority queue for the priority class and trimmed stubs."""
         c = self.congestion
         port = d.port
-        depth = self.depth.of(port)
+        q = d.queue
+        assert q is not None  # a decision with a neighbour has its port's queue
+        depth = q.depth()
         tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
         dscp, ecn = tc >> 2, tc & 3
         if ecn != 0 and depth >= c.ecn_threshold and (not nb.host_facing or self.mark_last_hop):
