@@ -1,0 +1,38 @@
+"""The collector is paused during a run (sim_core.sim.gc_frozen), which is
+safe only while a run makes no reference cycles: every fingerprint case
+(trims, CE, probes, port failures, coalesced ACKs, RoCE with PFC and
+DCQCN, single path, a collective) is held to none."""
+
+import gc
+
+import pytest
+
+import fabric_sim.run as R
+from control_plane.config import read_mapping
+from control_plane.pipelines import SCENARIOS
+from fabric_sim import scenario, timing
+from sim_core.sim import gc_frozen
+
+
+def test_the_collector_is_off_during_a_run_and_back_on_after():
+    assert gc.isenabled()
+    with gc_frozen():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("case", range(len(timing.CASES)))
+def test_a_run_leaves_no_reference_cycle_for_the_paused_collector(case, monkeypatch):
+    pauses = []
+
+    def spy():
+        pauses.append(gc_frozen())
+        return pauses[-1]
+
+    monkeypatch.setattr(R, "gc_frozen", spy)
+    name, over = timing.CASES[case]
+    path = SCENARIOS / name
+    sc = scenario.parse({**read_mapping(path), **over}, str(path), path.parent)
+    for t in sc.transports:
+        R.run(sc, t)
+    assert [p.cycles for p in pauses] == [0] * len(sc.transports)
