@@ -71,7 +71,7 @@ class NicModel:
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
         self.other_events: Counter[str] = Counter()
-        self._outer: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        self._outer: dict[int, tuple[bytes, bytes]] = {}  # EV[10:0] << 32 | destination[31:0] -> headers
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -208,7 +208,7 @@ class NicModel:
             return None
         # Ethernet, next header, hop limit, source and carrier depend only on
         # the EV's plane and spine and the destination: built once, then reused.
-        key = (ev & 0x7FF, dst & 0xFFFFFFFF)
+        key = (ev & 0x7FF) << 32 | (dst & 0xFFFFFFFF)  # an int: hashed and compared without a tuple
         tail = self._outer.get(key)
         if tail is None:
             p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
