@@ -4,9 +4,11 @@ frames per second and the outcome mix."""
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections import Counter
 
+from bench import sections
 from nic_model.nic_pipeline import NicModel
 from ptf_tests.lib import cache_check, fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0
@@ -55,3 +57,18 @@ def run() -> list[str]:
         lines.append(f"- {program} model, a payload's zeros counted (`pad`) against carried: {COUNT:,} frames, "
                      f"{bad} differences ({time.perf_counter() - t0:.1f} s)" + ("" if bad == 0 else "  **FAILED**"))
     return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.fuzz_models", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true",
+                    help="also put the figures in bench/results/latest.md (this section only)")
+    args = ap.parse_args(argv)
+    lines = run()
+    print("\n".join(lines))
+    if args.write:
+        sections.replace(lines)
+
+
+if __name__ == "__main__":
+    main()
