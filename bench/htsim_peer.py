@@ -223,5 +223,10 @@ def beside(binary: str, project: dict[int, dict], timeout: float) -> tuple[list[
         peers[nics] = h
         done = f"{h['flows_done']}/{h['flows']}" + ("" if h["flows_done"] == h["flows"] else " **INCOMPLETE**")
         lines.append(f"| {nics:,} | {h['cpu_s']:.2f} | {h['wall_s']:.1f} | {h['rss_mib']:.0f} | {done} | "
-                     f"{h['last_done_us']:.1f} | {project[nics]['cpu_s'] / h['cpu_s']:.1f}x |")
+                     f"{h['last_done_us']:.1f} | {ratio(project[nics]['cpu_s'], h['cpu_s'])} |")
     return lines, peers
+
+
+def ratio(project_s: float, htsim_s: float) -> str:
+    """Project CPU seconds over htsim's (a run too short for the clock to tick has none)."""
+    return f"{project_s / htsim_s:.1f}x" if htsim_s > 0 else "n/a"

@@ -97,7 +97,7 @@ def scale_table(fast: list[str] | None) -> list[str]:
 def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
     """The 1,024-NIC figure against its target: at most PEER_TARGET x htsim beside it, else TARGET_1024_S."""
     head = f"\n1,024 NICs: **{f['cpu_s']:.1f} CPU-s** ({'compiled' if compiled else 'interpreted'}), "
-    if peer is None:
+    if peer is None or peer["cpu_s"] <= 0:
         verdict = "within" if f["cpu_s"] <= TARGET_1024_S else "OVER"
         return head + f"{verdict} the target of {TARGET_1024_S:g} s on an idle core; {why}"
     ratio = f["cpu_s"] / peer["cpu_s"]

@@ -128,6 +128,16 @@ def test_flows_unfinished_at_the_horizon_are_counted_short(tmp_path):
     assert (tmp_path / "ends").read_text() == "100\n2000\n" * 2
 
 
+def test_the_bench_rows_run_each_size_up_to_the_limit_beside_the_projects_cpu_seconds(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_HTSIM_MAX_NICS", "64")
+    lines, peers = htsim_peer.beside(fake_htsim(tmp_path, 12.5, 0), {64: {"cpu_s": 5.0}, 256: {"cpu_s": 9.0}}, 30)
+    assert list(peers) == [64]  # 256 is over the limit: not run
+    row = lines[-1].split(" | ")
+    assert (row[0], row[4], row[5]) == ("| 64", "512/512", "12.5")  # 64 flows on each of 8 planes
+    assert row[6] == htsim_peer.ratio(5.0, peers[64]["cpu_s"]) + " |"
+    assert (htsim_peer.ratio(5.0, 2.0), htsim_peer.ratio(5.0, 0.0)) == ("2.5x", "n/a")
+
+
 @pytest.mark.skipif(htsim_peer.find()[0] is None, reason="htsim_uec not installed (not on PATH, HTSIM_UEC unset)")
 def test_a_tiny_real_run_finishes_every_flow():
     binary = htsim_peer.find()[0]
