@@ -87,6 +87,8 @@ def scale_table(fast: list[str] | None) -> list[str]:
         lines.append(f"\nNot run (BENCH_MAX_NICS={limit}): {', '.join(f'{n:,}' for n in skipped)} NICs.")
     binary, why = htsim_peer.find()
     peer_lines, peers = htsim_peer.beside(binary, figures, timeout) if binary else ([], {})
+    if binary and 1024 not in peers:
+        why = f"{binary} gave no 1,024-NIC figure (over {timeout:.0f} s, or BENCH_HTSIM_MAX_NICS): no ratio"
     if 1024 in figures:
         lines.append(verdict_1024(figures[1024], peers.get(1024), why, fast is not None))
     elif binary is None:
