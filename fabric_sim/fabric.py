@@ -15,7 +15,6 @@ from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
 from fabric_sim.links import Egress, LiveDepth
 from fabric_sim.scenario import Links
-from mrc_wire import entries as E
 from mrc_wire import ids
 from mrc_wire import packet as W
 from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
@@ -103,7 +102,7 @@ class NicNode:
     def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
         """The endpoint's EV decisions written into the NIC's slot table."""
         base = self.slot_base[qpn]
-        self.model.install([E.SlotEv(base + s, ev) for s, ev in writes])
+        self.model.write_slots([(base + s, ev) for s, ev in writes])
 
 
 class Fabric:

@@ -95,6 +95,14 @@ class NicModel:
                 case _:
                     raise TypeError(f"not a NIC table entry: {e!r}")
 
+    def write_slots(self, writes: Iterable[tuple[int, int]]) -> None:
+        """Modify slot_ev entries, (slot, EV) each: what `install` does with
+        SlotEv entries, without building one per write (the endpoint
+        rewrites slots on every EV state change)."""
+        slots = self.slots
+        for slot, ev in writes:
+            slots[slot] = ev
+
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
         tables: dict[type, tuple[dict[Any, Any], str]] = {

@@ -22,3 +22,13 @@ def test_each_table_entry_deleted_by_its_key_and_only_that_one():
 def test_a_table_the_nic_cannot_delete_from_is_refused():
     with pytest.raises(TypeError, match="not a deletable NIC table entry"):
         NicModel("nic-0").uninstall([N.EvStats(1)])
+
+
+def test_slot_writes_land_as_slot_ev_entries_do():
+    """The endpoint's slot rewrites (`write_slots`) leave the slot table as
+    installing the same SlotEv entries does, the later write of a slot winning."""
+    writes = [(3, 0x10001), (4, 0x20002), (3, 0x30003)]
+    by_entries, by_writes = NicModel(), NicModel()
+    by_entries.install([N.SlotEv(slot, ev) for slot, ev in writes])
+    by_writes.write_slots(writes)
+    assert by_writes.slots == by_entries.slots == {3: 0x30003, 4: 0x20002}
