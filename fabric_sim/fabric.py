@@ -40,8 +40,8 @@ class SwitchNode:
     __slots__ = ("dev", "model", "egress", "unrouted")
 
     def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
-        self.dev, self.egress, self.unrouted = dev, {}, 0
-        self.egress: dict[int, Egress]
+        self.dev, self.unrouted = dev, 0
+        self.egress: dict[int, Egress] = {}
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
 
@@ -59,8 +59,8 @@ class NicNode:
     __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
 
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
-        self.n, self.model, self.egress = n, model, {}
-        self.egress: dict[int, Egress]
+        self.n, self.model = n, model
+        self.egress: dict[int, Egress] = {}
         self.endpoint: Host | None = None  # the MRC or the RoCE endpoint
         # Packets the host handed this NIC, and this NIC handed its host:
         # counted where they happen (fabric_sim/tally.py sums them).
@@ -69,7 +69,7 @@ class NicNode:
         # (peer QP, EV) -> share of what this NIC sends there that it drops:
         # the paper's per-EV error injection (an `ev_loss` event)
         self.ev_loss: dict[tuple[int, int], float] = {}
-        self.rng = rng
+        self.rng = rng or random.Random(n)  # draws the per-EV error injection's losses
 
     def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
         for o in self.model.process(in_port, frame, pad):
