@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from mrc_wire.ids import DeviceId
 from sim_core.sim import Sim
@@ -36,7 +36,7 @@ class _NoCable(PortDepth):
         return 0
 
 
-_NO_CABLE = _NoCable()
+_NO_CABLE: Final = _NoCable()
 
 
 class Egress(PortDepth):

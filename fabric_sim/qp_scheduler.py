@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from fabric_sim.links import Egress
 from mrc_wire.constants import IPV6_LEN, UDP_LEN
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from nic_model.endpoint import Endpoint
     from nic_model.qp import QueuePair
 
-_BTH = IPV6_LEN + UDP_LEN
+_BTH: Final = IPV6_LEN + UDP_LEN
 
 
 def _dscp(raw: bytes) -> int:

@@ -17,6 +17,7 @@ with the zeros carried (tests/test_elided_payload.py holds them equal).
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -35,13 +36,14 @@ from mrc_wire.constants import (
     UDP_LEN,
 )
 
-HDR_LEN = IPV6_LEN + UDP_LEN + 12  # IPv6 + UDP + BTH: where the extension starts
-_IP = struct.Struct("!IHBB16s16s")
-_UDP_BTH = struct.Struct("!HHHHBBHII")  # UDP, then BTH: opcode, flags, pkey, fecn|becn|resv|dqpn, ackreq|resv|psn
-_DATA = struct.Struct("!IIII")
-_ACK = struct.Struct("!IIIQ")
-_NACK = struct.Struct("!II")
-_PROBE = struct.Struct("!II")
+HDR_LEN: Final = IPV6_LEN + UDP_LEN + 12  # IPv6 + UDP + BTH: where the extension starts
+_IP: Final = struct.Struct("!IHBB16s16s")
+# UDP, then BTH: opcode, flags, pkey, fecn|becn|resv|dqpn, ackreq|resv|psn
+_UDP_BTH: Final = struct.Struct("!HHHHBBHII")
+_DATA: Final = struct.Struct("!IIII")
+_ACK: Final = struct.Struct("!IIIQ")
+_NACK: Final = struct.Struct("!II")
+_PROBE: Final = struct.Struct("!II")
 
 
 def data_ext(msg_id: int, offset: int, msg_len: int) -> bytes:

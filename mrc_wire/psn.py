@@ -3,10 +3,12 @@ everywhere (DESIGN.md section 7); both transports count with it."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from mrc_wire.constants import PSN_MOD
 
-PSN_MASK = PSN_MOD - 1
-HALF = PSN_MOD >> 1
+PSN_MASK: Final = PSN_MOD - 1
+HALF: Final = PSN_MOD >> 1
 
 
 def psn_add(psn: int, n: int) -> int:

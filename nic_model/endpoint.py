@@ -28,6 +28,7 @@ import ipaddress
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
+from typing import Final
 
 from mrc_wire import packet as W
 from mrc_wire.constants import (
@@ -53,7 +54,7 @@ from nic_model.recovery import LossRecovery
 from nic_model.stats import Stats
 from sim_core.sim import Sim
 
-ZEROS = bytes(16384)
+ZEROS: Final = bytes(16384)
 
 
 def ev_to_fields(ev: int) -> tuple[int, int]:

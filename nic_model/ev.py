@@ -12,6 +12,7 @@ import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from mrc_wire.constants import ev_plane, ev_spine
 
@@ -44,7 +45,7 @@ def make_ev(plane: int, spine: int, salt: int = 0) -> int:
 
 # Good probes in a row needed to restore an EV. A module constant: a compiled class's
 # attribute default read on the class is a descriptor, not the number.
-RESTORE_AFTER = 3
+RESTORE_AFTER: Final = 3
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
@@ -43,7 +43,7 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
 
 
-CONTROL_OPCODES = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
+CONTROL_OPCODES: Final = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
 
 
 class NicModel:

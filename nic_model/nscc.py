@@ -30,12 +30,12 @@ it runs quick adapt; a retransmission timeout takes the packet's bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-REF_RTT_US = 12.0  # the reference network of UEC's constants: 100 Gb/s, 12 µs
-REF_GBPS = 100.0
-DELAY_ALPHA = 0.0125  # weight of one sample in the averaged delay (htsim's _delay_alpha)
-FAST_DELAY_REF_US = 1.0  # fast increase below this delay, on the reference network
+REF_RTT_US: Final = 12.0  # the reference network of UEC's constants: 100 Gb/s, 12 µs
+REF_GBPS: Final = 100.0
+DELAY_ALPHA: Final = 0.0125  # weight of one sample in the averaged delay (htsim's _delay_alpha)
+FAST_DELAY_REF_US: Final = 1.0  # fast increase below this delay, on the reference network
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mrc_wire.psn import HALF, PSN_MASK, psn_add
 from mrc_wire.segment import Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
 
-RX_WINDOW = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
+RX_WINDOW: Final = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
 
 
 @dataclass(slots=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import gc
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-_push = heapq.heappush
+_push: Final = heapq.heappush
 
 Event = tuple[float, int, Callable[..., None], tuple[Any, ...]]
 

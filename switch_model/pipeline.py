@@ -22,15 +22,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from mrc_wire import entries as S
 from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, IPV6_LEN
 from mrc_wire.usid import ARG_MASK, shift
 
-_UNSPECIFIED = bytes(16)
-_LOOPBACK = bytes(15) + b"\x01"
-_HDRS = ETH_LEN + IPV6_LEN
+_UNSPECIFIED: Final = bytes(16)
+_LOOPBACK: Final = bytes(15) + b"\x01"
+_HDRS: Final = ETH_LEN + IPV6_LEN
 
 
 def unroutable(addr: bytes) -> bool:
