@@ -1,7 +1,7 @@
 """ACK coalescing as UEC receivers do it (docs/nic.md "ACKs"): the
 receiver ACKs once `ack_bytes` of payload arrived since its last ACK, and
-at once on CE, out of order or while a hole is open, on a duplicate and on
-the ack-request bit;
+at once on CE, out of order or while a hole is open, on a duplicate, on a
+trim notice and on the ack-request bit;
 the sender sets that bit when its window fills, on a message's last packet
 and on every resend. B alone: data frames written by hand, every frame B
 emits captured."""
@@ -9,7 +9,16 @@ emits captured."""
 from __future__ import annotations
 
 from mrc_wire import packet as W
-from mrc_wire.constants import ECN_CE, ECT0, OP_ACK, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE
+from mrc_wire.constants import (
+    DSCP_DEFAULTS,
+    ECN_CE,
+    ECT0,
+    OP_ACK,
+    OP_SACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_MIDDLE,
+)
 from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
@@ -36,9 +45,9 @@ class Receiver:
         self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
         self.a_addr = self.qp.peer_addr
 
-    def data(self, psn: int, *, ecn: int = ECT0, ackreq: int = 0, op: int = OP_WRITE_MIDDLE) -> None:
-        """PSN `psn` of a 64-packet message, arriving now."""
-        raw = W.build(self.a_addr, self.b.addr_bytes, 8, ecn, EV, op, 2, psn,
+    def data(self, psn: int, *, ecn: int = ECT0, ackreq: int = 0, op: int = OP_WRITE_MIDDLE, dscp: int = 8) -> None:
+        """PSN `psn` of a 64-packet message, arriving now (DSCP TRIMMED: the NIC's notice of its trim)."""
+        raw = W.build(self.a_addr, self.b.addr_bytes, dscp, ecn, EV, op, 2, psn,
                       W.data_ext(1, psn * MTU, 64 * MTU), bytes(MTU), ackreq=ackreq)
         self.b.receive(raw)
 
@@ -78,6 +87,20 @@ def test_the_ack_request_bit_is_answered_at_once():
     r = Receiver(ack_bytes=4 * MTU)
     r.data(0, ackreq=1)
     assert r.acks() == [(1, 0, 0)]
+
+
+def test_a_trim_notice_sends_the_ack_coalescing_held_back():
+    """PSNs 0 and 1 arrive in order (2 KiB: held back); the NIC's notice that PSN 2 was trimmed (its NACK
+    is already on the way to the sender) sends the held ACK at once: cum 2, for PSN 1. A second notice
+    with nothing held sends nothing."""
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(0)
+    r.data(1)
+    assert r.acks() == []
+    r.data(2, dscp=DSCP_DEFAULTS["trimmed"])
+    assert r.acks() == [(2, 1, 0)]
+    r.data(3, dscp=DSCP_DEFAULTS["trimmed_lasthop"])
+    assert r.acks() == [(2, 1, 0)]
 
 
 def test_every_arrival_is_acked_while_a_hole_is_open():
