@@ -14,6 +14,7 @@ from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
 
 RX_WINDOW = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
+SACK_BITS = 64  # the SACK bitmap: PSNs cum_psn+1 .. cum_psn+SACK_BITS (DESIGN.md section 7)
 
 
 @dataclass(slots=True)
@@ -108,7 +109,7 @@ class QueuePair:
 
     def sack_bitmap(self) -> int:
         """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
-        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF
+        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF  # SACK_BITS ones
 
     def rtt_sample(self, rtt: float) -> None:
         """An RTT measured (an ACK of a first copy, a probe's reply)."""
