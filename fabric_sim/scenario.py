@@ -89,9 +89,9 @@ class EndpointCfg(Model):
     reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
     tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
                                 "(0: no scheduler)") = 8
-    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many in-order payload bytes, and at once "
-                              "on CE, a trim, reordering, duplicates and the ack-request bit (0: an ACK per data "
-                              "packet; docs/simulator.md)") = ACK_BYTES
+    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at once on CE, a "
+                              "trim, a gap (past the SACK bitmap, or the first hole closing), a duplicate and the "
+                              "ack-request bit (0: an ACK per data packet; docs/simulator.md)") = ACK_BYTES
 
 
 class Transport(Model):

@@ -34,7 +34,7 @@ class PathState:
     sim: Sim
     stats: Stats
     qps: Mapping[int, QueuePair]  # the endpoint's QPs, for a port's change
-    probe_interval: float  # a QP's reverse-set probes: one (of one plane) at most this often
+    probe_interval: float  # a reverse-set probe per plane at most this often; stale after 4
     probe_timeout: float  # a path or reverse probe unanswered this long is lost
     ignore_peer_ports: bool  # the peer's port bitmap is not acted on (the port_bitmap ablation)
     rng: random.Random  # picks the reverse set's probe EVs
@@ -64,26 +64,15 @@ class PathState:
         for ev in qp.profile.probing():
             if ev not in waiting and not self.plane_down(qp, ev_plane(ev)):
                 self.send_probe(qp, ev, "path")
-        # Reverse set: while data comes in but none goes out, one probe per
-        # interval (not one per plane: a receiver of 8 planes sent 8).
-        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval \
-                and now - qp.reverse_probe_at >= self.probe_interval:
-            self._probe_reverse(qp, now, waiting)
-
-    def _probe_reverse(self, qp: QueuePair, now: float, waiting: set[int]) -> None:
-        """Probe a random EV of one stale plane (unconfirmed for a probe
-        interval, port up here and at the peer): the next after the plane
-        probed last, in plane order, so every stale plane has its turn. A
-        reply makes the EV that plane's reverse EV (on_probe)."""
-        stale = [p for p in sorted(qp.reverse) if not self.plane_down(qp, p)
-                 and now - qp.reverse_fresh.get(p, -1e18) >= self.probe_interval]
-        turn = [p for p in stale if p > qp.reverse_probed] + [p for p in stale if p <= qp.reverse_probed]
-        for p in turn:
-            cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
-            if cands:
-                self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
-                qp.reverse_probe_at, qp.reverse_probed = now, p
-                return
+        # Reverse set: while data comes in but none goes out, probe one plane
+        # per interval with a random EV; a reply makes it that plane's reverse EV.
+        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
+            for p in qp.reverse:
+                if self.plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
+                    continue
+                cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
+                if cands:
+                    self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
 
     def plane_down(self, qp: QueuePair, plane: int) -> bool:
         """Whether the port of `plane` is down here or at the QP's peer."""

@@ -72,8 +72,6 @@ class QueuePair:
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
     probe_sent: dict[int, tuple[int, float, str]] = field(default_factory=dict)  # probe id -> (EV, time, kind)
-    reverse_probe_at: float = -1e18  # the last reverse-set probe: one per probe interval
-    reverse_probed: int = -1  # its plane: the next probe takes the next stale plane (round robin)
 
     def __post_init__(self) -> None:
         self.next_psn = self.snd_una = self.cum_psn = self.sack_cum = self.start_psn & PSN_MASK
