@@ -38,6 +38,7 @@ from fabric_sim.pfc_config import PfcConfig
 from fabric_sim.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario_events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.sweep import override
+from nic_model.endpoint import ACK_BYTES
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
@@ -88,9 +89,9 @@ class EndpointCfg(Model):
     reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
     tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
                                 "(0: no scheduler)") = 8
-    ack_bytes: Int(0, 1 << 20, "ACK coalescing: an ACK per this many in-order payload bytes, and at once on CE, "
-                              "reordering, duplicates and the ack-request bit (0: an ACK per data packet, the "
-                              "default: docs/simulator.md)") = 0
+    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at once on CE, a "
+                              "trim, a gap (past the SACK bitmap, or the first hole closing), a duplicate and the "
+                              "ack-request bit (0: an ACK per data packet; docs/simulator.md)") = ACK_BYTES
 
 
 class Transport(Model):

@@ -7,7 +7,7 @@ mypyc: `make fast`) can be held equal and compared for speed.
 N NICs (bench/sim_scale.py); `--scenario FILE` a scenario file's first
 transport; one JSON line on stdout. `--fingerprint` runs short cases
 that between them take every path of the hot code (trimming and NACKs, CE,
-probes, port failures, coalesced ACKs, RoCE with PFC and DCQCN, single
+probes, port failures, an ACK per packet (ack_bytes 0), RoCE with PFC and DCQCN, single
 path, a collective) and prints all they measured, one JSON line per run. This module ships with the package, so
 an installed (compiled) environment runs it from outside the checkout."""
 
@@ -81,7 +81,7 @@ def measure(sc: scenario.Scenario) -> dict:
 CASES: list[tuple[str, dict]] = [
     ("flagship.yaml", {"duration_us": 400, "workload": {"pattern": "permutation", "message_bytes": 400000}}),
     ("flagship.yaml", {"duration_us": 300, "seed": 3, "workload": {"pattern": "permutation", "message_bytes": 600000},
-                       "endpoint": {"mtu": 4096, "ack_bytes": 16384}}),
+                       "endpoint": {"mtu": 4096, "ack_bytes": 0}}),
     ("paper/fig18.yaml", {"duration_us": 300}),
     ("paper/fig09a.yaml", {"duration_us": 500, "events": [
         {"at_us": 120, "nic_port_down": {"nic": "nic-0", "plane": 0}},

@@ -66,6 +66,8 @@ class QueuePair:
     reverse_fresh: dict[int, float] = field(default_factory=dict)  # plane -> time last confirmed
     rx_bytes: int = 0
     unacked_bytes: int = 0  # in-order payload since the last ACK sent (coalescing)
+    held_psn: int = 0  # the newest data packet an ACK was held back for (coalescing): PSN and EV
+    held_ev: int = 0
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
     probe_sent: dict[int, tuple[int, float, str]] = field(default_factory=dict)  # probe id -> (EV, time, kind)
@@ -104,7 +106,7 @@ class QueuePair:
 
     def sack_bitmap(self) -> int:
         """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
-        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF
+        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF  # SACK_BITS ones
 
     def rtt_sample(self, rtt: float) -> None:
         """An RTT measured (an ACK of a first copy, a probe's reply)."""

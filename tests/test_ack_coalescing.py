@@ -1,7 +1,8 @@
 """ACK coalescing as UEC receivers do it (docs/nic.md "ACKs"): the
 receiver ACKs once `ack_bytes` of payload arrived since its last ACK, and
-at once on CE, out of order or while a hole is open, on a duplicate and on
-the ack-request bit;
+at once on CE, on an arrival past the SACK bitmap's reach or one that
+closes the first hole, on a duplicate, on a trim notice and on the
+ack-request bit;
 the sender sets that bit when its window fills, on a message's last packet
 and on every resend. B alone: data frames written by hand, every frame B
 emits captured."""
@@ -9,7 +10,16 @@ emits captured."""
 from __future__ import annotations
 
 from mrc_wire import packet as W
-from mrc_wire.constants import ECN_CE, ECT0, OP_ACK, OP_SACK, OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE
+from mrc_wire.constants import (
+    DSCP_DEFAULTS,
+    ECN_CE,
+    ECT0,
+    OP_ACK,
+    OP_SACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_MIDDLE,
+)
 from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
@@ -36,9 +46,9 @@ class Receiver:
         self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
         self.a_addr = self.qp.peer_addr
 
-    def data(self, psn: int, *, ecn: int = ECT0, ackreq: int = 0, op: int = OP_WRITE_MIDDLE) -> None:
-        """PSN `psn` of a 64-packet message, arriving now."""
-        raw = W.build(self.a_addr, self.b.addr_bytes, 8, ecn, EV, op, 2, psn,
+    def data(self, psn: int, *, ecn: int = ECT0, ackreq: int = 0, op: int = OP_WRITE_MIDDLE, dscp: int = 8) -> None:
+        """PSN `psn` of a 64-packet message, arriving now (DSCP TRIMMED: the NIC's notice of its trim)."""
+        raw = W.build(self.a_addr, self.b.addr_bytes, dscp, ecn, EV, op, 2, psn,
                       W.data_ext(1, psn * MTU, 64 * MTU), bytes(MTU), ackreq=ackreq)
         self.b.receive(raw)
 
@@ -80,33 +90,59 @@ def test_the_ack_request_bit_is_answered_at_once():
     assert r.acks() == [(1, 0, 0)]
 
 
-def test_every_arrival_is_acked_while_a_hole_is_open():
-    """PSN 1 is missing: PSNs 2 and 3 arrive past it (each SACKed at once), PSN 1 closes the hole
-    (ACKed at once: cum jumps to 4); PSNs 4-6 are in order again and coalesced, PSN 7 makes 4 KiB."""
+def test_a_trim_notice_sends_the_ack_coalescing_held_back():
+    """PSNs 0 and 1 arrive in order (2 KiB: held back); the NIC's notice that PSN 2 was trimmed (its NACK
+    is already on the way to the sender) sends the held ACK at once: cum 2, for PSN 1. A second notice
+    with nothing held sends nothing."""
     r = Receiver(ack_bytes=4 * MTU)
     r.data(0)
-    r.data(2)
-    r.data(3)
-    assert r.acks() == [(1, 2, 0), (1, 3, 0)]
     r.data(1)
-    assert r.acks() == [(1, 2, 0), (1, 3, 0), (4, 1, 0)]
-    for psn in (4, 5, 6):
+    assert r.acks() == []
+    r.data(2, dscp=DSCP_DEFAULTS["trimmed"])
+    assert r.acks() == [(2, 1, 0)]
+    r.data(3, dscp=DSCP_DEFAULTS["trimmed_lasthop"])
+    assert r.acks() == [(2, 1, 0)]
+
+
+def test_an_arrival_past_the_sack_bitmap_is_acked_at_once():
+    """PSN 0 is missing: PSNs 1-64 are within the SACK bitmap's reach (cum 0 + 1 .. 64) and coalesced as
+    in-order ones (an ACK per 4 KiB: PSNs 4, 8, ... 64, each SACKing what came before); PSN 66 is past it,
+    ACKed at once (only its own ACK can name it), and so is PSN 65 after it."""
+    r = Receiver(ack_bytes=4 * MTU)
+    for psn in range(1, 65):
         r.data(psn)
-    assert len(r.acks()) == 3
-    r.data(7)
-    assert r.acks()[3:] == [(8, 7, 0)]
+    assert [psn for _, psn, _ in r.acks()] == list(range(4, 65, 4))
+    r.data(66)
+    r.data(65)
+    assert r.acks()[16:] == [(0, 66, 0), (0, 65, 0)]
+
+
+def test_the_arrival_that_closes_the_first_hole_is_acked_at_once():
+    """PSN 0 is missing; PSNs 1 and 2 wait (2 KiB, within the bitmap); PSN 0 arrives: the cumulative PSN
+    jumps to 3, ACKed at once. PSNs 3-5 are in order again and coalesced, PSN 6 makes 4 KiB."""
+    r = Receiver(ack_bytes=4 * MTU)
+    r.data(1)
+    r.data(2)
+    assert r.acks() == []
+    r.data(0)
+    assert r.acks() == [(3, 0, 0)]
+    for psn in (3, 4, 5):
+        r.data(psn)
+    assert len(r.acks()) == 1
+    r.data(6)
+    assert r.acks()[1:] == [(7, 6, 0)]
 
 
 def test_a_duplicate_is_acked_at_once():
-    """A resend whose first copy got through, behind the cumulative point or among the SACKed PSNs past
-    a gap: the sender learns at once that it was spurious."""
+    """A resend whose first copy got through, behind the cumulative point or among the PSNs past a hole:
+    the sender learns at once that it was spurious."""
     r = Receiver(ack_bytes=4 * MTU)
     r.data(0)
     r.data(0)
     assert r.acks() == [(1, 0, 0)]
-    r.data(2)  # past a hole: ACKed
+    r.data(2)  # past a hole, within the bitmap: coalesced
     r.data(2)  # a duplicate past the hole
-    assert r.acks() == [(1, 0, 0), (1, 2, 0), (1, 2, 0)]
+    assert r.acks() == [(1, 0, 0), (1, 2, 0)]
 
 
 def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet():

@@ -55,9 +55,11 @@ def test_clean_message_sprayed_evenly_over_every_ev():
     # Every ACK rides the receiver's reverse set: one EV per plane, and the
     # plane of the data it answers. B sends no data, so its set is the one it
     # starts with: the first rotation EV of each plane (home[0] on plane 0,
-    # home[1] on plane 1); 32 data packets per plane, 32 ACKs on each.
+    # home[1] on plane 1). An ACK per 16 KiB (ACK_BYTES), 16 packets of 1 KiB:
+    # PSNs 15, 31, 47 and 63 (the last, with the ack-request bit), odd PSNs,
+    # on plane 1 (PSN i on home[i % 8], of plane i % 2): 4 ACKs on home[1].
     acks = Counter(p.fab.stats.by_ev) - data_per_ev
-    assert dict(acks) == {p.pb.home[0]: 32, p.pb.home[1]: 32}
+    assert dict(acks) == {p.pb.home[1]: 4}
     assert (ev_plane(p.pb.home[0]), ev_plane(p.pb.home[1])) == (0, 1)
     assert all(st is EvState.GOOD for st in p.pa.state.values())
 

@@ -22,7 +22,7 @@ from mrc_wire.constants import (
 )
 from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
+from nic_model.ev import EvProfile, EvState
 from sim_core.sim import Sim
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
@@ -76,6 +76,17 @@ def test_a_same_path_sack_loss_resend_carries_the_retx_class():
     s.ack(20, 8, s.home[0], cum=0, bitmap=0xFF)  # bit i: PSN cum + 1 + i
     s.sim.run(until=20)
     assert s.data() == first(9) + [(0, RETX)]
+
+
+def test_a_copy_on_the_same_path_that_the_cumulative_psn_covers_is_no_loss():
+    """PSNs 0 and 8 share home[0]; one coalesced ACK of 8 with cum 9 (0-8 all arrived): nothing is lost,
+    nothing resent, home[0] stays GOOD (the same-path check runs after the cumulative PSN is applied)."""
+    s = Solo()
+    s.a.send_message(1, 9 * 1024)
+    s.ack(20, 8, s.home[0], cum=9)
+    s.sim.run(until=20)
+    assert s.data() == first(9)
+    assert (s.a.stats.retx_sack, s.qp.inflight, s.prof.state[s.home[0]]) == (0, {}, EvState.GOOD)
 
 
 def test_rack_and_suspect_retirement_resends_carry_the_retx_class():
