@@ -49,9 +49,10 @@ def test_a_shape_htsims_fat_tree_cannot_take_is_refused_before_any_run():
 
 
 def test_the_command_matches_payload_queue_ack_spacing_and_horizon(tmp_path):
+    """htsim ACKs every -sack_threshold bytes: the project's own spacing (endpoint.ack_bytes, 16 KiB)."""
     assert htsim_peer.command("/x/htsim_uec", tmp_path, htsim_peer.job(64), 3, 100) == [
         "/x/htsim_uec", "-tm", str(tmp_path / "perm.cm"), "-topo", str(tmp_path / "plane.topo"),
-        "-linkspeed", "100000", "-mtu", "4160", "-q", "256", "-sack_threshold", "4096", "-end", "100",
+        "-linkspeed", "100000", "-mtu", "4160", "-q", "256", "-sack_threshold", "16384", "-end", "100",
         "-seed", "4", "-o", str(tmp_path / "log3.dat")]
 
 
