@@ -4,7 +4,6 @@ frames per second and the outcome mix."""
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import Counter
 
@@ -60,14 +59,7 @@ def run() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.fuzz_models", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true",
-                    help="also put the figures in bench/results/latest.md (this section only)")
-    args = ap.parse_args(argv)
-    lines = run()
-    print("\n".join(lines))
-    if args.write:
-        sections.replace(lines)
+    sections.main("python -m bench.fuzz_models", __doc__, run, argv)
 
 
 if __name__ == "__main__":

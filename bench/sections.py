@@ -4,6 +4,9 @@ its own figures without rerunning every benchmark."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+
 from testbed import toolchain
 
 RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
@@ -20,3 +23,16 @@ def replace(lines: list[str]) -> None:
         text = text[:start] + text[end + 1:] if end >= 0 else text[:start]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines).rstrip("\n") + "\n")
+
+
+def main(prog: str, doc: str, run: Callable[[], list[str]], argv: list[str] | None = None) -> None:
+    """A section run alone (`python -m bench.X [--write]`): print its figures,
+    and with --write put them in bench/results/latest.md."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true",
+                    help="also put the figures in bench/results/latest.md (this section only)")
+    args = ap.parse_args(argv)
+    lines = run()
+    print("\n".join(lines))
+    if args.write:
+        replace(lines)

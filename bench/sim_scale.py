@@ -16,7 +16,6 @@ ratio of CPU seconds is given; where not, one line says so."""
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import json
 import os
@@ -152,14 +151,7 @@ def run() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.sim_scale", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true",
-                    help="also put the figures in bench/results/latest.md (this section only)")
-    args = ap.parse_args(argv)
-    lines = run()
-    print("\n".join(lines))
-    if args.write:
-        sections.replace(lines)
+    sections.main("python -m bench.sim_scale", __doc__, run, argv)
 
 
 if __name__ == "__main__":
