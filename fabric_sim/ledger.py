@@ -102,8 +102,8 @@ class Ledger:
             if twice or outside:
                 _note(v, limit, f"QP {key[0]} message {key[1]}: {twice} B placed twice, {outside} B past its {size} B")
         for key, size in self.posted.items():
-            p = self.placed.get(key)
-            covered = _covered(p.ranges() if p is not None else [], size)
+            got = self.placed.get(key)
+            covered = _covered(got.ranges() if got is not None else [], size)
             if covered < size:
                 v.missing += size - covered
                 _note(v, limit, f"QP {key[0]} message {key[1]}: {size - covered} of {size} B never placed")

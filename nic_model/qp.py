@@ -75,7 +75,8 @@ class Pending:
     def popleft(self) -> Segment:
         head = self.parts[0]
         if isinstance(head, Segment):
-            return self.parts.popleft()
+            self.parts.popleft()
+            return head
         seg = head.segment(head.next)
         head.next += 1
         if head.next == head.count:
