@@ -50,6 +50,21 @@ class NicState:
         return [*self.rows, *self.planes, *self.qps, *self.slots, *self.ev_stats, *self.peers, self.config]
 
 
+# DestRow entries are the same for every NIC but its own row's: one object
+# per (row, same_row), shared by every plan and NIC model that holds them
+# (read, never changed), not one per NIC and row (rows x NICs of them).
+_DEST_ROWS: dict[tuple[int, bool], DestRow] = {}
+
+
+def dest_row(row: int, same_row: bool) -> DestRow:
+    """The shared DestRow entry of `row`."""
+    key = (row, same_row)
+    e = _DEST_ROWS.get(key)
+    if e is None:
+        e = _DEST_ROWS[key] = DestRow(row, same_row)
+    return e
+
+
 def nic_locator(topo: Topology, plane: int, nic: int) -> int:
     row, k = divmod(nic, topo.hosts_per_t0)
     return int(A.carrier(topo, [A.usid(A.TIER_T0, plane, row), A.usid(A.TIER_DL, plane, k)]))
@@ -64,7 +79,7 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         A.block_int(topo), row, int(A.nic_address(topo, nic)), d["control"], d["trimmed"], d["trimmed_lasthop"]
     )
     st = NicState(A.nic_name(nic), cfg)
-    st.rows = [DestRow(r, r == row) for r in range(topo.t0_per_plane)]
+    st.rows = [dest_row(r, r == row) for r in range(topo.t0_per_plane)]
     for p in range(topo.planes):
         t0 = A.usid(A.TIER_T0, p, row)
         st.planes.append(PlanePort(p, plane_port(p), nic_locator(topo, p, nic), A.nic_mac(p, nic),

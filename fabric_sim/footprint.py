@@ -13,13 +13,13 @@ from fabric_sim.scenario import Scenario, Transport, Workload
 
 # Bytes of Python heap, measured by bench/footprint.py (Python 3.11,
 # x86_64): least squares over 10 set-up-only runs of 64-1,024 NICs; at 512
-# NICs x 8 planes (larger than any fitted) the sum was within 2% of the heap.
+# NICs x 8 planes (larger than any fitted) the sum was within 1% of the heap.
 BASE = 0
-PER_NIC = 16_200  # the NIC model, its endpoint, its slot tables
-PER_SWITCH = 1_300  # the switch model and its entries
-PER_CABLE = 5_200  # both directions' egress queues
-PER_QP = 21_100  # both ends' QP state, EV profiles and NIC plan entries
-RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.03 at 512 NICs x 8 planes)
+PER_NIC = 16_400  # the NIC model, its endpoint, its slot tables
+PER_SWITCH = 2_500  # the switch model and its entries
+PER_CABLE = 3_800  # both directions' egress queues
+PER_QP = 23_300  # both ends' QP state, EV profiles and NIC plan entries
+RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.02 at 512 NICs x 8 planes)
 
 
 def counts(topo: Topology, qps: int) -> dict[str, int]:
@@ -70,6 +70,7 @@ def pairs(w: Workload, nics: int) -> int:
     if w.pattern == "all_to_all":
         return h * (h - 1)
     if w.pattern == "incast":
+        assert w.fan_in is not None  # filled in when the scenario was parsed (capacity.workload)
         return w.fan_in
     if w.pattern == "flows":
         return len({(f.src, f.dst) for f in w.flows})

@@ -69,6 +69,6 @@ def test_mrc_sim_refuses_a_fabric_too_big_in_one_line_before_building(tmp_path, 
     monkeypatch.setattr(footprint, "available", lambda: 1 << 20)
     assert cli.main([str(cli.DEFAULT), "--out", str(tmp_path), "--quiet", "--no-plots"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("error: topology: the fabric would need about 8 MiB")
+    assert len(err) == 1 and err[0].startswith("error: topology: the fabric would need about 7 MiB")
     assert "(64 NICs, 128 switches, 1,024 cables, 64 QPs) and this machine has 1 MiB free" in err[0]
     assert not (tmp_path / "results.json").exists()
