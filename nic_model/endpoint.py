@@ -46,7 +46,7 @@ from mrc_wire.constants import (
     ev_plane,
 )
 from mrc_wire.psn import psn_add, psn_diff
-from mrc_wire.segment import Segment, segments
+from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
@@ -156,9 +156,9 @@ class Endpoint(W.PacketHost):
             raise RuntimeError(f"QP {qpn} is in error: {qp.error}")
         self._msg_ids = (self._msg_ids + 1) & 0xFFFFFFFF
         msg_id = self._msg_ids
-        segs = segments(qp.next_psn, msg_id, data, self.mtu)
-        qp.pending.extend(segs)
-        qp.next_psn = psn_add(qp.next_psn, len(segs))
+        cut = Cut(qp.next_psn, msg_id, data, self.mtu)
+        qp.pending.append(cut)
+        qp.next_psn = psn_add(qp.next_psn, cut.count)
         self._pump(qp)
         return msg_id
 

@@ -8,9 +8,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from mrc_wire.psn import HALF, PSN_MASK, psn_add
-from mrc_wire.segment import Segment
+from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
 
@@ -27,72 +26,35 @@ class Inflight:
     lost: bool = False  # declared lost, queued for retransmission
 
 
-class Cut:
-    """The Segments of one message with a simulated payload, as
-    mrc_wire.segment.segments cut it, from the `next`-th on: each made when
-    it is taken, not held from the post on (a 2 MiB message is 512 of
-    them, a 16 GiB one 4 million)."""
-
-    def __init__(self, first_psn: int, msg_id: int, msg_len: int, mtu: int, count: int):
-        self.first_psn, self.msg_id, self.msg_len, self.mtu, self.count = first_psn, msg_id, msg_len, mtu, count
-        self.next = 0
-
-    def segment(self, i: int) -> Segment:
-        n, off = self.count, i * self.mtu
-        op = OP_WRITE_ONLY if n == 1 else OP_WRITE_FIRST if i == 0 else OP_WRITE_LAST if i == n - 1 \
-            else OP_WRITE_MIDDLE
-        return Segment(psn_add(self.first_psn, i), self.msg_id, off, self.msg_len, op,
-                       min(self.mtu, self.msg_len - off), None)
-
-
-def cut_of(segs: list[Segment]) -> Cut | None:
-    """`segs` as a Cut, if it is the cut Cut makes again (a simulated
-    payload); None otherwise (kept as they are). The first, second and last
-    are compared (comparing all cost more than the rest of a packet's
-    sending); tests/sim/test_memory.py holds every Segment equal."""
-    if not segs or segs[0].payload is not None:
-        return None
-    first, n = segs[0], len(segs)
-    cut = Cut(first.psn, first.msg_id, first.msg_len, first.length, n)
-    if all(cut.segment(i) == segs[i] for i in (0, min(1, n - 1), n - 1)):
-        return cut
-    return None
-
-
 class Pending:
-    """A QP's Segments not sent yet, in order (a deque's popleft, extend,
-    clear and truth): a message with a simulated payload is held as one
-    Cut, any other as its Segments."""
+    """A QP's packets not sent yet, in order: the messages' cuts
+    (mrc_wire.segment.Cut), each packet made when it is taken."""
 
     def __init__(self) -> None:
-        self.parts: deque[Cut | Segment] = deque()
+        self.cuts: deque[Cut] = deque()
+        self.next = 0  # the head cut's next packet
 
-    def extend(self, segs: list[Segment]) -> None:
-        cut = cut_of(segs)
-        if cut is not None:
-            self.parts.append(cut)
-        else:
-            self.parts.extend(segs)
+    def append(self, cut: Cut) -> None:
+        self.cuts.append(cut)
 
     def popleft(self) -> Segment:
-        head = self.parts[0]
-        if isinstance(head, Segment):
-            self.parts.popleft()
-            return head
-        seg = head.segment(head.next)
-        head.next += 1
-        if head.next == head.count:
-            self.parts.popleft()
+        cut = self.cuts[0]
+        seg = cut.segment(self.next)
+        self.next += 1
+        if self.next == cut.count:
+            self.cuts.popleft()
+            self.next = 0
         return seg
 
     def clear(self) -> None:
-        self.parts.clear()
+        self.cuts.clear()
+        self.next = 0
 
     def __len__(self) -> int:
-        return sum(1 if isinstance(p, Segment) else p.count - p.next for p in self.parts)
+        return sum(c.count for c in self.cuts) - self.next
 
     def __bool__(self) -> bool:
-        return bool(self.parts)
+        return bool(self.cuts)
 
 
 @dataclass
@@ -108,7 +70,7 @@ class QueuePair:
     # sender half
     next_psn: int = 0
     snd_una: int = 0  # oldest PSN not known delivered
-    pending: Pending = field(default_factory=Pending)  # Segments not sent yet
+    pending: Pending = field(default_factory=Pending)  # packets not sent yet
     retx_queue: deque[int] = field(default_factory=deque)  # PSNs to resend now
     inflight: dict[int, Inflight] = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
     sendq: deque[Inflight] = field(default_factory=deque)  # Inflight copies in send order

@@ -1,7 +1,7 @@
 """What keeps a large run's memory down, each by its mechanism: the
 ledger joins a message's touching ranges (one per message, not one per
 packet) and still gives the verdict the ranges would; a QP holds a
-message's unsent Segments as one cut, made again when taken; every NIC's
+message's unsent packets as one cut, each made when taken; every NIC's
 plan shares the DestRow entries of a row."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from collections import Counter
 from control_plane import nic_plan
 from fabric_sim.fabric import Fabric
 from fabric_sim.ledger import Ledger
-from mrc_wire.segment import Segment, segments
-from nic_model.qp import Cut, Pending
+from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
+from mrc_wire.segment import Cut, Segment
+from nic_model.qp import Pending
 from sim_core.sim import Sim
 from tests.sim.helpers import make
 
@@ -62,30 +63,38 @@ def test_the_verdict_of_joined_ranges_is_the_verdict_byte_by_byte():
         assert (v.posted, v.placed, v.duplicate, v.missing, v.stray) == _by_byte(posted, placed), placed
 
 
-def test_a_qp_holds_an_unsent_message_as_one_cut_and_takes_the_same_segments():
+def test_a_qp_holds_an_unsent_message_as_one_cut_and_makes_each_packet_when_taken():
+    """2 MiB + 100 bytes in 4 KiB packets, PSNs wrapping past 2^24: one object held, 513 packets
+    taken: WRITE_FIRST, 511 WRITE_MIDDLE, a WRITE_LAST of 100 bytes (DESIGN.md section 6)."""
     size, mtu = 2 * 1024 * 1024 + 100, 4096
-    cut = segments(0xFFFFF0, 9, size, mtu)  # its PSNs wrap past 2^24
     pend = Pending()
-    pend.extend(cut)
-    assert len(pend.parts) == 1 and isinstance(pend.parts[0], Cut) and len(pend) == 513
+    pend.append(Cut(0xFFFFF0, 9, size, mtu))
+    assert len(pend.cuts) == 1 and len(pend) == 513
     taken = []
     while pend:
         taken.append(pend.popleft())
-    assert taken == cut and len(pend.parts) == 0
+    assert len(taken) == 513 and len(pend) == 0
+    assert taken[0] == Segment(0xFFFFF0, 9, 0, size, OP_WRITE_FIRST, 4096, None)
+    assert {s.opcode for s in taken[1:-1]} == {OP_WRITE_MIDDLE}
+    assert taken[-1] == Segment((0xFFFFF0 + 512) & 0xFFFFFF, 9, 512 * 4096, size, OP_WRITE_LAST, 100, None)
+    assert [s.psn for s in taken[15:18]] == [0xFFFFFF, 0, 1]
+    assert all(t.offset == i * 4096 for i, t in enumerate(taken))
 
 
-def test_segments_with_a_real_payload_or_not_as_cut_are_kept_as_they_are():
+def test_messages_queue_in_order_and_a_real_payload_is_cut_into_its_bytes():
     pend = Pending()
-    real = segments(5, 1, b"x" * 9000, 4096)
-    odd = [Segment(1, 2, 0, 100, 0, 100, None), Segment(3, 2, 100, 200, 0, 100, None)]  # not one cut
-    pend.extend(real)
-    pend.extend(segments(8, 2, 1, 4096))  # a one-byte message: a cut of one
-    pend.extend(odd)
-    assert [type(p) for p in pend.parts] == [Segment] * 3 + [Cut] + [Segment] * 2
-    assert [pend.popleft() for _ in range(6)] == real + segments(8, 2, 1, 4096) + odd
-    pend.extend(real)
+    data = bytes(range(256)) * 36  # 9,216 bytes: 3 packets
+    pend.append(Cut(5, 1, data, 4096))
+    pend.append(Cut(8, 2, 1, 4096))  # a one-byte simulated message
+    assert len(pend) == 4
+    got = [pend.popleft() for _ in range(4)]
+    assert [(g.psn, g.opcode, g.payload) for g in got] == [
+        (5, OP_WRITE_FIRST, data[:4096]), (6, OP_WRITE_MIDDLE, data[4096:8192]), (7, OP_WRITE_LAST, data[8192:]),
+        (8, OP_WRITE_ONLY, None)]
+    pend.append(Cut(9, 3, data, 4096))
+    pend.popleft()
     pend.clear()
-    assert not pend and len(pend) == 0
+    assert not pend and len(pend) == 0 and pend.next == 0
 
 
 def test_every_nic_of_a_fabric_shares_the_dest_row_entries_of_a_row():
