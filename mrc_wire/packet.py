@@ -11,7 +11,8 @@ A simulated payload is zeros, and the timed fabric does not carry them:
 every length (the IPv6 and UDP length fields, serialization, the byte
 counters) but in no buffer, so a hop copies headers, not 4 KiB of zeros,
 and a fabric's memory is its headers. The models give the same frames as
-with the zeros carried (tests/test_elided_payload.py holds them equal).
+with the zeros carried (ptf_tests/lib/cache_check.py: compare_elided,
+in tests/test_fuzz_models.py and make bench).
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ class NicModel:
         # The P4's ev_stats and plane counters as plain numbers (one lookup
         # per packet, not four Counter updates); read as Counters below.
         self._ev_counts: dict[int, list[int]] = {}  # EV -> [packets, bytes]
-        self._plane_counts = [0] * 16  # plane p: packets at 2p, bytes at 2p + 1
+        self._plane_pkts = [0] * 8
+        self._plane_bytes = [0] * 8
         self.tx_count = self.rx_count = 0
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
@@ -126,11 +127,11 @@ class NicModel:
 
     @property
     def plane_tx(self) -> Counter[int]:
-        return Counter({p: n for p in range(8) if (n := self._plane_counts[2 * p])})
+        return Counter({p: n for p, n in enumerate(self._plane_pkts) if n})
 
     @property
     def plane_tx_bytes(self) -> Counter[int]:
-        return Counter({p: n for p in range(8) if (n := self._plane_counts[2 * p + 1])})
+        return Counter({p: n for p, n in enumerate(self._plane_bytes) if n})
 
     @property
     def events(self) -> Counter[str]:
@@ -193,9 +194,8 @@ class NicModel:
             c = self._ev_counts[ev] = [0, 0]
         c[0] += 1
         c[1] += host_bytes
-        pc, at = self._plane_counts, 2 * (ev & 7)
-        pc[at] += 1
-        pc[at + 1] += host_bytes
+        self._plane_pkts[ev & 7] += 1
+        self._plane_bytes[ev & 7] += host_bytes
         self.tx_count += 1
         return [out]
 

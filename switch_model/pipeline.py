@@ -33,22 +33,18 @@ _LOOPBACK: Final = bytes(15) + b"\x01"
 _HDRS: Final = ETH_LEN + IPV6_LEN
 
 
-def unroutable(addr: bytes) -> bool:
-    """In one of mrc_wire's UNROUTABLE_PREFIXES: unspecified, loopback,
-    link-local (fe80::/10), multicast (ff00::/8). Byte tests, not prefix
-    arithmetic; tests/test_p4_build.py holds it to the prefixes."""
-    return addr[0] == 0xFF or (addr[0] == 0xFE and addr[1] & 0xC0 == 0x80) or addr in (_UNSPECIFIED, _LOOPBACK)
-
-
-def _unroutable_source(frame: bytes) -> bool:
-    """`unroutable` of the IPv6 source, read in place: a fabric's sources
-    are settled by their first byte, with no slice and no lookup."""
-    b = frame[22]
+def unroutable(addr: bytes, at: int = 0) -> bool:
+    """Whether the 16-byte address at `at` is in one of mrc_wire's
+    UNROUTABLE_PREFIXES: unspecified, loopback, link-local (fe80::/10),
+    multicast (ff00::/8). Byte tests read in place, not prefix arithmetic
+    (a fabric's addresses are settled by their first byte, with no slice);
+    tests/test_p4_build.py holds it to the prefixes."""
+    b = addr[at]
     if b == 0xFF:
         return True
     if b == 0xFE:
-        return frame[23] & 0xC0 == 0x80
-    return b == 0 and frame[22:38] in (_UNSPECIFIED, _LOOPBACK)
+        return addr[at + 1] & 0xC0 == 0x80
+    return b == 0 and addr[at:at + 16] in (_UNSPECIFIED, _LOOPBACK)
 
 
 class Output(NamedTuple):  # a tuple: the timed fabric makes millions
@@ -258,9 +254,7 @@ class SwitchModel:
         counted, not carried: mrc_wire.packet). Only the 54 bytes of
         Ethernet and IPv6 header are rebuilt; the rest is copied once."""
         size = len(frame) + pad
-        pc = self.ports.get(in_port)
-        if pc is None:
-            pc = self.counters(in_port)
+        pc = self.counters(in_port)
         pc.rx += 1
         pc.rx_bytes += size
         if len(frame) < ETH_LEN:  # headers are always carried, only zeros are padded
@@ -272,7 +266,7 @@ class SwitchModel:
         if len(frame) < _HDRS or frame[14] >> 4 != 6:
             self._drop(in_port, "malformed")
             return None
-        if _unroutable_source(frame):
+        if unroutable(frame, 22):  # the IPv6 source
             self._drop(in_port, "bad_source")
             return None
         d = self._decision(frame[38:54])
