@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from mrc_wire.ids import DeviceId
-from sim_core.sim import Sim
+from sim_core.sim import Event, Sim
 from switch_model.pipeline import DepthSource, PortDepth
 
 
@@ -39,10 +39,26 @@ class _NoCable(PortDepth):
 _NO_CABLE: Final = _NoCable()
 
 
+class Delivery(Event):
+    """A frame on a wire, due at the far end: scheduled when it is queued
+    (its departure is known then), fired when its last bit arrives. An
+    event of its own class, not a function call: no argument tuple and no
+    bound method per hop, and the end of a run counts what is still on
+    the wires by class (fabric_sim.tally)."""
+
+    __slots__ = ("egress", "epoch", "frame", "pad", "high")
+
+    def __init__(self, egress: Egress, epoch: int, frame: bytes, pad: int, high: bool):
+        self.egress, self.epoch, self.frame, self.pad, self.high = egress, epoch, frame, pad, high
+
+    def fire(self) -> None:
+        self.egress.arrive(self)
+
+
 class Egress(PortDepth):
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "on_arrival")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
@@ -73,7 +89,6 @@ class Egress(PortDepth):
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self.on_arrival = self.arrive  # bound once: scheduling it then allocates no method object per hop
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -134,13 +149,13 @@ class Egress(PortDepth):
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self.sim.call_at(depart + self.prop + self.extra, self.on_arrival, self.epoch, frame, pad)
+        self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), depart + self.prop + self.extra)
 
-    def arrive(self, epoch: int, frame: bytes, pad: int) -> None:
-        if epoch != self.epoch:
+    def arrive(self, d: Delivery) -> None:
+        if d.epoch != self.epoch:
             self.count_drop("link_down")  # the link went down while it was on it
             return
-        self.deliver(self.peer_port, frame, pad)
+        self.deliver(self.peer_port, d.frame, d.pad)
 
     def set_up(self, up: bool) -> None:
         if self.up and not up:

@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from fabric_sim.links import Egress
+from fabric_sim.links import Delivery, Egress
 from fabric_sim.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
 from mrc_wire.ids import DeviceId
@@ -185,17 +185,17 @@ class PfcEgress(Egress):
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")
         else:
-            self.sim.at(self.prop + self.extra, self._arrive, self.epoch, frame, high, pad)
+            self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), self.sim.now + self.prop + self.extra)
         self._start()
 
-    def _arrive(self, epoch: int, frame: bytes, high: bool, pad: int) -> None:
-        if epoch != self.epoch:
+    def arrive(self, d: Delivery) -> None:
+        if d.epoch != self.epoch:
             self.count_drop("link_down")
             return
         arr = self.arrival
-        arr.ingress = None if high else self.peer_ingress
+        arr.ingress = None if d.high else self.peer_ingress
         try:
-            self.deliver(self.peer_port, frame, pad)
+            self.deliver(self.peer_port, d.frame, d.pad)
         finally:
             arr.ingress = None
 

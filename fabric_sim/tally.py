@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from fabric_sim.links import Egress
+from fabric_sim.links import Delivery
 from fabric_sim.pfc import PfcEgress
 from sim_core.sim import Sim
 
@@ -29,9 +29,5 @@ def totals(fab: Any, sim: Sim, drops: dict[str, int], nacks_from_nics: int) -> d
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:
     """Packets the fabric still holds: on a wire (the pending arrivals an
     egress scheduled) or, under PFC, still queued at a pausable egress."""
-    arriving = sum(
-        1
-        for fn in sim.pending_calls()
-        if isinstance(getattr(fn, "__self__", None), (Egress, PfcEgress)) and fn.__name__ in ("arrive", "_arrive")
-    )
+    arriving = sum(1 for ev in sim.pending_events() if isinstance(ev, Delivery))
     return arriving + sum(e.queued() for e in egresses if isinstance(e, PfcEgress))

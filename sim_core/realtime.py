@@ -33,8 +33,8 @@ class RealClock(Sim):
     def run(self, until: float = float("inf"), stop: Callable[[], bool] | None = None) -> None:
         stop = stop or (lambda: False)
         while not stop() and self.now < until:
-            for fn, args in self._due(self.now):
-                fn(*args)
+            for ev in self._due(self.now):
+                ev.fire()
             nxt = self.next_time()
             wait = (nxt - self.now) / 1e6 if nxt is not None else 0.01
             self._poll(max(0.0, min(wait, 0.01)))
