@@ -26,7 +26,8 @@ class Port:
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
     node = SwitchNode(ids.t0(0, 0), T0, mark_last_hop=False)
-    port = node.egress[UPLINKS[0]] = Port(depth)
+    port = Port(depth)
+    node.connect(UPLINKS[0], port)
     return node, port
 
 
