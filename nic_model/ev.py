@@ -84,6 +84,9 @@ class EvProfile:
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
     _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
+    # How many slots each EV fills now (kept by _write): whether a spare is
+    # idle is asked on every ECN mark in swap mode, a scan of `slots` each.
+    _use: dict[int, int] = field(default_factory=dict)
     _planes_of: int = -1
 
     def __post_init__(self) -> None:
@@ -91,6 +94,8 @@ class EvProfile:
         if n == 0 or n & (n - 1):
             raise ValueError(f"slot count must be a power of two, got {n}")
         self.slots = list(self.home)
+        for ev in self.slots:
+            self._use[ev] = self._use.get(ev, 0) + 1
         for ev in [*self.home, *(e for pool in self.backups.values() for e in pool)]:
             self.state.setdefault(ev, EvState.GOOD)
 
@@ -182,7 +187,8 @@ class EvProfile:
         its plane, which joins the rotation in its place; `ev`, congested
         but healthy, becomes the spare. False if there is no idle spare."""
         pool = self.backups.get(ev_plane(ev), [])
-        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.slots), None)
+        use = self._use
+        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and not use.get(b, 0)), None)
         if spare is None:
             return False
         if ev in self.home:
@@ -211,6 +217,10 @@ class EvProfile:
         self._write(slot, ev)
 
     def _write(self, slot: int, ev: int) -> None:
+        use = self._use
+        old = self.slots[slot]
+        use[old] -= 1
+        use[ev] = use.get(ev, 0) + 1
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
 
@@ -227,7 +237,7 @@ class EvProfile:
         for i, cur in enumerate(self.slots):
             if cur != ev:
                 continue
-            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
+            spare = next((b for b in pool if self.state[b] is EvState.GOOD and not self._use.get(b, 0)), None)
             if spare is not None and ev_spine(spare) in suspect and self.mirror:
                 spare = self._double_up(ev, suspect) or spare
             if spare is None:
