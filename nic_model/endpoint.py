@@ -6,9 +6,9 @@ Packets are bytes (inner IPv6 / UDP / BTH / MRC extension / payload, built
 by mrc_wire.packet) so the same endpoint drives a NIC pipeline model, a
 BMv2 NIC, or the path fabric. Every data packet's EV is echoed in its ACK,
 SACK or NACK, so each signal is blamed on the path that caused it; ACKs and
-SACKs travel on the QP's reverse EV set (one EV per plane, kept fresh by
-ACKs, arriving data and probes), not on the EV they echo; a probe's reply
-goes back over the path it probed.
+SACKs and probe replies travel on the QP's reverse EV set (one EV per
+plane, kept fresh by ACKs, arriving data and probes), not on the EV they
+echo.
 
 Loss detection, in the order it acts: a NACK (trimmed payload) resends at
 once; a packet sent more than the reorder window before a packet known

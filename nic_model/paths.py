@@ -159,13 +159,12 @@ class PathState:
                     self._plane_back(qp, p)
 
     def on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
-        """A probe (answered back over the path it probed, its EV, as a NACK
-        goes back over its data's: a round trip of one path, which a stale
-        reverse EV here cannot break) or a probe's reply (an RTT sample; a
-        path EV's good probe, or a new reverse EV)."""
+        """A probe (answered over our freshest reverse EV, echoing the probed
+        EV) or a probe's reply (an RTT sample; a path EV's good probe, or
+        a new reverse EV)."""
         ev, reply, probe_id = pkt.probe()
         if not reply:
-            self._send_control(qp, ev, OP_PROBE, 0, W.probe_ext(ev, 1, probe_id))
+            self._send_control(qp, self.control_ev(qp, None), OP_PROBE, 0, W.probe_ext(ev, 1, probe_id))
             return
         sent = qp.probe_sent.pop(probe_id, None)
         if sent is None:
