@@ -5,9 +5,10 @@ and congestion response (DESIGN.md section 7, docs/nic.md).
 Packets are bytes (inner IPv6 / UDP / BTH / MRC extension / payload, built
 by mrc_wire.packet) so the same endpoint drives a NIC pipeline model, a
 BMv2 NIC, or the path fabric. Every data packet's EV is echoed in its ACK,
-SACK or NACK, so each signal is blamed on the path that caused it; ACK,
-SACK and probe replies travel on the QP's reverse EV set (one EV per
-plane, kept fresh by SACKs and probes), never on the EV they echo.
+SACK or NACK, so each signal is blamed on the path that caused it; ACKs and
+SACKs and probe replies travel on the QP's reverse EV set (one EV per
+plane, kept fresh by ACKs, arriving data and probes), not on the EV they
+echo.
 
 Loss detection, in the order it acts: a NACK (trimmed payload) resends at
 once; a packet sent more than the reorder window before a packet known
@@ -138,8 +139,9 @@ class Endpoint(W.PacketHost):
                 start_psn: int = 0, cc: CongestionControl | None = None) -> QueuePair:
         qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn)
         qp.reo_wnd = self.recovery.reorder_window
-        for ev in profile.home:  # the reverse set starts as one rotation EV per plane
+        for ev in profile.home:  # the reverse set starts as one rotation EV per plane, trusted from now
             qp.reverse.setdefault(ev_plane(ev), ev)
+            qp.reverse_fresh.setdefault(ev_plane(ev), self.sim.now)
         self.qps[qpn] = qp
         return qp
 
@@ -339,9 +341,24 @@ class Endpoint(W.PacketHost):
             qp.unacked_bytes += pkt.payload_len
             if qp.unacked_bytes < self.ack_bytes:
                 qp.held_psn, qp.held_ev = psn, ev  # coalesced: a later ACK's cumulative PSN covers it
+                self._heard_on(qp, ev)
                 return
         qp.unacked_bytes = 0
         self._ack(qp, psn, ev, ce)
+        self._heard_on(qp, ev)
+
+    def _heard_on(self, qp: QueuePair, ev: int) -> None:
+        """Data just came in on `ev`: its path (plane and spine, the same
+        switches both ways) works, so it becomes its plane's reverse EV,
+        confirmed now. Taken after the arrival's ACK is sent, so an ACK goes
+        on the path of its plane's previous arrival, not on the EV it echoes.
+        With EV state on only: the single-path baseline keeps the control
+        path its routing hashed (set_control_path), and oblivious spraying
+        keeps the probed set (docs/nic.md, "Reverse EV set")."""
+        p = ev_plane(ev)
+        if p in qp.reverse and qp.profile.enabled:
+            qp.reverse[p] = ev
+            qp.reverse_fresh[p] = self.sim.now
 
     def _ack(self, qp: QueuePair, psn: int, ev: int, ce: bool) -> None:
         """ACK (SACK with holes open) the arrival of `psn` on `ev`, on the reverse EV of its plane."""

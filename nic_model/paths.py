@@ -34,7 +34,7 @@ class PathState:
     sim: Sim
     stats: Stats
     qps: Mapping[int, QueuePair]  # the endpoint's QPs, for a port's change
-    probe_interval: float  # a reverse-set probe per plane at most this often; stale after 4
+    probe_interval: float  # a QP's reverse-set probes: one at most this often; a plane unconfirmed this long is stale
     probe_timeout: float  # a path or reverse probe unanswered this long is lost
     ignore_peer_ports: bool  # the peer's port bitmap is not acted on (the port_bitmap ablation)
     rng: random.Random  # picks the reverse set's probe EVs
@@ -64,15 +64,28 @@ class PathState:
         for ev in qp.profile.probing():
             if ev not in waiting and not self.plane_down(qp, ev_plane(ev)):
                 self.send_probe(qp, ev, "path")
-        # Reverse set: while data comes in but none goes out, probe one plane
-        # per interval with a random EV; a reply makes it that plane's reverse EV.
-        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval:
-            for p in qp.reverse:
-                if self.plane_down(qp, p) or now - qp.reverse_fresh.get(p, -1e18) < self.probe_interval:
-                    continue
-                cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
-                if cands:
-                    self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
+        # Reverse set: while data comes in but none goes out, at most one
+        # probe per interval per QP (one per stale plane sent 8 a QP on 8
+        # planes); with EV state on, arriving data keeps its planes confirmed.
+        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval \
+                and now - qp.reverse_probe_at >= self.probe_interval:
+            self._probe_reverse(qp, now, waiting)
+
+    def _probe_reverse(self, qp: QueuePair, now: float, waiting: set[int]) -> None:
+        """Probe a random EV of the stale plane (port up at both ends,
+        unconfirmed for a probe interval) heard from least recently: the
+        later of its last confirmation and its last probe is the oldest
+        (ties in plane order). A plane whose probes go unanswered waits its
+        turn like the others. A reply makes the EV that plane's reverse EV
+        (on_probe)."""
+        fresh, probed, interval = qp.reverse_fresh, qp.reverse_probed, self.probe_interval
+        stale = [p for p in qp.reverse if not self.plane_down(qp, p) and now - fresh.get(p, -1e18) >= interval]
+        for p in sorted(stale, key=lambda p: (max(fresh.get(p, -1e18), probed.get(p, -1e18)), p)):
+            cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
+            if cands:
+                self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
+                qp.reverse_probe_at, probed[p] = now, now
+                return
 
     def plane_down(self, qp: QueuePair, plane: int) -> bool:
         """Whether the port of `plane` is down here or at the QP's peer."""

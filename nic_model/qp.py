@@ -95,6 +95,8 @@ class QueuePair:
     # reverse EV set: the EV this side's control packets use, per plane
     reverse: dict[int, int] = field(default_factory=dict)
     reverse_fresh: dict[int, float] = field(default_factory=dict)  # plane -> time last confirmed
+    reverse_probed: dict[int, float] = field(default_factory=dict)  # plane -> time of its last reverse-set probe
+    reverse_probe_at: float = -1e18  # the last reverse-set probe (one per probe interval)
     rx_bytes: int = 0
     unacked_bytes: int = 0  # in-order payload since the last ACK sent (coalescing)
     held_psn: int = 0  # the newest data packet an ACK was held back for (coalescing): PSN and EV

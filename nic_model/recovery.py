@@ -44,11 +44,17 @@ class LossRecovery:
         self._send, self._lost, self._fail, self._event, self._pump, self._probe = send, lost, fail, event, pump, probe
 
     def tail_probe(self, qp: QueuePair, now: float) -> None:
-        """Nothing left to send and nothing heard for two smoothed RTTs:
-        resend the newest copy (on the next EV), so the SACK it draws shows
-        which of the copies before it were lost, long before a timeout."""
-        if qp.pending or qp.retx_queue or not qp.inflight or qp.srtt is None:
+        """Nothing the window lets out (nothing left to send, or the window
+        full) and nothing heard for two smoothed RTTs: resend the newest
+        copy (on the next EV, asking for an ACK), so the SACK it draws shows
+        which of the copies before it were lost, long before a timeout. On a
+        full window this is what recovers a lost ack request, or its lost
+        ACK: the receiver holds back what it got in order, and nothing else
+        the sender may send would ask again."""
+        if qp.retx_queue or not qp.inflight or qp.srtt is None:
             return
+        if qp.pending and len(qp.inflight) < qp.cc.window():
+            return  # the window is open: what is sent next asks for an ACK
         last = next((c for c in reversed(qp.sendq) if qp.outstanding(c)), None)
         if last is None or qp.tlp_at >= last.sent_at:
             return

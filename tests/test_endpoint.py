@@ -53,14 +53,15 @@ def test_clean_message_sprayed_evenly_over_every_ev():
     assert set(data_per_ev) == set(p.pa.home)
     assert set(data_per_ev.values()) == {64 // 8}
     # Every ACK rides the receiver's reverse set: one EV per plane, and the
-    # plane of the data it answers. B sends no data, so its set is the one it
-    # starts with: the first rotation EV of each plane (home[0] on plane 0,
-    # home[1] on plane 1). An ACK per 16 KiB (ACK_BYTES), 16 packets of 1 KiB:
-    # PSNs 15, 31, 47 and 63 (the last, with the ack-request bit), odd PSNs,
-    # on plane 1 (PSN i on home[i % 8], of plane i % 2): 4 ACKs on home[1].
+    # plane of the data it answers. An ACK per 16 KiB (ACK_BYTES), 16 packets
+    # of 1 KiB: PSNs 15, 31, 47 and 63 (the last, with the ack-request bit),
+    # odd PSNs, on plane 1 (PSN i on A's home[i % 8], of plane i % 2). Each
+    # arrival makes its EV its plane's reverse EV after its own ACK, so each
+    # ACK travels on the path of the plane's previous arrival (PSNs 13, 29,
+    # 45, 61: A's home[5]), never on the EV it echoes (home[7]).
     acks = Counter(p.fab.stats.by_ev) - data_per_ev
-    assert dict(acks) == {p.pb.home[1]: 4}
-    assert (ev_plane(p.pb.home[0]), ev_plane(p.pb.home[1])) == (0, 1)
+    assert dict(acks) == {p.pa.home[5]: 4}
+    assert (ev_plane(p.pa.home[5]), ev_plane(p.pa.home[7])) == (1, 1)
     assert all(st is EvState.GOOD for st in p.pa.state.values())
 
 

@@ -15,9 +15,7 @@ from mrc_wire.constants import (
     NACK_TRIMMED_LASTHOP,
     OP_ACK,
     OP_NACK,
-    OP_PROBE,
     OP_SACK,
-    OP_WRITE_ONLY,
     ev_plane,
 )
 from nic_model.cc import Aimd
@@ -203,27 +201,3 @@ def test_a_late_ack_of_the_first_copy_after_a_resend_is_spurious_not_an_rtt_samp
     assert [W.parse(f).ev for f in s.frames if W.parse(f).is_data] == [s.home[0], s.home[1]]
     assert (s.qp.srtt, s.qp.min_rtt) == (None, None)
     assert s.a.stats.spurious == 1 and s.qp.reo_wnd == 100.0
-
-
-# ---- a receiver keeps its reverse set fresh by probes (docs/nic.md, "Reverse EV set") ----
-
-def test_a_pure_receiver_probes_a_random_ev_of_each_stale_plane():
-    """A only receives (a data packet every 20 µs from t=0) and sends no data: once none has gone out
-    for a probe interval (100 µs), the tick at t=100 sends one probe on an EV of each plane, and the
-    reply to plane 1's makes that EV plane 1's reverse EV, confirmed at the reply's time."""
-    s = Solo()
-    for i in range(8):
-        raw = W.build(s.qp.peer_addr, s.a.addr_bytes, DATA, 2, s.home[i], OP_WRITE_ONLY, 1, i,
-                      W.data_ext(i + 1, 0, 64), bytes(64), ackreq=1)
-        s.sim.call_at(20.0 * i, s.a.receive, raw)
-    s.sim.run(until=99)
-    assert [p for p in map(W.parse, s.frames) if p.opcode == OP_PROBE] == []
-    s.sim.run(until=100)
-    probes = [p for p in map(W.parse, s.frames) if p.opcode == OP_PROBE]
-    assert sorted(ev_plane(p.ev) for p in probes) == [0, 1]
-    assert all(p.dscp == CONTROL and p.ev in s.prof.state for p in probes)
-    [p1] = [p for p in probes if ev_plane(p.ev) == 1]
-    ev, _, pid = p1.probe()
-    s._deliver(110, OP_PROBE, 0, W.probe_ext(ev, 1, pid))
-    s.sim.run(until=110)
-    assert s.qp.reverse[1] == ev and s.qp.reverse_fresh == {1: 110}
