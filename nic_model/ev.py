@@ -185,10 +185,15 @@ class EvProfile:
     def _swap(self, ev: int) -> bool:
         """ECN in swap mode: the slots using `ev` take an idle GOOD spare of
         its plane, which joins the rotation in its place; `ev`, congested
-        but healthy, becomes the spare. False if there is no idle spare."""
-        pool = self.backups.get(ev_plane(ev), [])
+        but healthy, becomes the spare. False if there is no idle spare off
+        the spines of the plane's EVs assumed bad (as `_vacate`: a spare on
+        a broken path is no spare)."""
+        plane = ev_plane(ev)
+        pool = self.backups.get(plane, [])
         use = self._use
-        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and not use.get(b, 0)), None)
+        suspect = {ev_spine(e) for e in self.bad if ev_plane(e) == plane}
+        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and not use.get(b, 0)
+                      and ev_spine(b) not in suspect), None)
         if spare is None:
             return False
         if ev in self.home:

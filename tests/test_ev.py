@@ -120,6 +120,26 @@ def test_ecn_swap_moves_the_slot_to_an_idle_spare_for_good():
     assert p.slots == [a]
 
 
+def test_ecn_swap_passes_over_a_spare_on_the_spine_of_an_ev_assumed_bad():
+    # Plane 0: a and c in the rotation (spines 0 and 2); spares on spine 2 (where c is lost), 3 and 4.
+    a, c = make_ev(0, 0), make_ev(0, 2)
+    on_bad, first, second = (make_ev(0, s, salt=1 << 20) for s in (2, 3, 4))
+    p = EvProfile([a, c], {0: [on_bad, first, second]}, mirror=True, ecn_swap=True)
+    p.event(c, EvEvent.LOSS)  # spine 2 is suspect now; c's slot takes the first spare off it
+    assert p.state[c] is EvState.ASSUMED_BAD and p.slots == [a, first]
+    p.event(a, EvEvent.ECN)  # idle and GOOD: on_bad and second; on_bad shares the broken spine
+    assert p.slots == [second, first] and p.state[a] is EvState.GOOD
+
+
+def test_ecn_swap_with_only_a_spare_on_a_suspect_spine_skips():
+    a, c = make_ev(0, 0), make_ev(0, 2)
+    on_bad, first = make_ev(0, 2, salt=1 << 20), make_ev(0, 3, salt=1 << 20)
+    p = EvProfile([a, c], {0: [on_bad, first]}, ecn_swap=True)
+    p.event(c, EvEvent.LOSS)
+    p.event(a, EvEvent.ECN)  # the one idle spare is on c's spine: no swap, a is skipped for a rotation
+    assert p.state[a] is EvState.SKIP and on_bad not in p.slots
+
+
 def test_ecn_swap_without_an_idle_spare_skips_as_usual():
     a = make_ev(0, 0)
     p = EvProfile([a], {0: []}, mirror=True, ecn_swap=True)
