@@ -56,10 +56,9 @@ def _phases(f: Finding, r) -> list[tuple[M.Phase, float]]:
     return [(p, p.gbps / ph[0].gbps) for p in ph]
 
 
-def _cause(r) -> str:
-    """What the trace shows when a Fig. 19 claim fails: how long goodput
-    stalls after a cut, and how many EVs on paths that still work were
-    retired (by timeouts, not by their own losses)."""
+def _trace(r) -> tuple[float, int]:
+    """How long goodput stalls after a cut (µs), and how many EVs on paths
+    that still work were retired (by timeouts, not by their own losses)."""
     width, tl = r.timeline.t[0], r.timeline
     stall = run = 0.0
     for g in tl.goodput:
@@ -68,9 +67,33 @@ def _cause(r) -> str:
     flow = next(iter(tl.ev_log), None)
     live = sum(1 for t, ev, _, st in tl.ev_log.get(flow, []) if st == "ASSUMED_BAD"
                and (ev & 7, ev >> 3 & 0xFF) not in dead_paths(r.scenario, t))
-    return (f"goodput stalls for up to {stall:.0f} µs after a cut, and {live} retirements hit EVs whose paths still "
-            f"work ({r.retx['timeout']} resends by timeout against {r.retx['sack']} by SACK): ACKs stop, and the "
-            "sender's timeouts retire healthy paths")
+    return stall, live
+
+
+def cause(stall: float, live: int, timeouts: int, sacks: int) -> str:
+    """What the measurements say when a Fig. 19 claim fails: each part only
+    when its number shows it (a stall, healthy EVs retired by timeouts);
+    with neither, the shortfall is the rate on the links left, which these
+    numbers do not explain."""
+    parts = [f"goodput stalls for up to {stall:.0f} µs after a cut"] if stall > 0 else []
+    if live:
+        parts.append(f"{live} retirements hit EVs whose paths still work ({timeouts} resends by timeout against "
+                     f"{sacks} by SACK): the sender's timeouts retire healthy paths")
+    else:
+        parts.append(f"no EV on a working path is retired ({timeouts} resends by timeout, {sacks} by SACK)")
+    if not stall and not live:
+        parts.append("the rate on the links left falls short of their share (not traced further)")
+    return "; ".join(parts)
+
+
+def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
+    """The signature of the one-plane stall SINGLE_PLANE describes."""
+    return live > 0 and timeouts > 0
+
+
+def _cause(r) -> str:
+    stall, live = _trace(r)
+    return cause(stall, live, r.retx["timeout"], r.retx["sack"])
 
 
 def _flat(key: str):
@@ -92,7 +115,7 @@ def _track(key: str):
             errs.append(abs(x / want - 1))
             got.append(f"{x:.3f} (of {want:.2f})")
         f.hold(f"{key}.track", "; ".join(got), max(errs) <= STEP_TOL, _cause(r))
-        if max(errs) > STEP_TOL:
+        if max(errs) > STEP_TOL and timeouts_retire_healthy(_trace(r)[1], r.retx["timeout"]):
             f.notes.append(SINGLE_PLANE)
         hold_mapped(f, r, f"{key}.mapped")
         return f
