@@ -72,16 +72,19 @@ def _trace(r) -> tuple[float, int]:
 
 def cause(stall: float, live: int, timeouts: int, sacks: int) -> str:
     """What the measurements say when a Fig. 19 claim fails: each part only
-    when its number shows it (a stall, healthy EVs retired by timeouts);
-    with neither, the shortfall is the rate on the links left, which these
-    numbers do not explain."""
+    when its number shows it (a stall; healthy EVs retired, by timeouts or
+    not). With neither a stall nor timeouts retiring healthy EVs, the
+    shortfall is the rate on the links left, which they do not explain."""
     parts = [f"goodput stalls for up to {stall:.0f} µs after a cut"] if stall > 0 else []
-    if live:
+    if live and timeouts:
         parts.append(f"{live} retirements hit EVs whose paths still work ({timeouts} resends by timeout against "
                      f"{sacks} by SACK): the sender's timeouts retire healthy paths")
+    elif live:
+        parts.append(f"{live} retirements hit EVs whose paths still work, with no resend by timeout "
+                     f"({sacks} by SACK)")
     else:
         parts.append(f"no EV on a working path is retired ({timeouts} resends by timeout, {sacks} by SACK)")
-    if not stall and not live:
+    if not stall and not (live and timeouts):
         parts.append("the rate on the links left falls short of their share (not traced further)")
     return "; ".join(parts)
 

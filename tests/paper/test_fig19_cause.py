@@ -19,6 +19,12 @@ def test_a_stall_without_healthy_retirements_does_not_blame_timeouts():
     assert not timeouts_retire_healthy(0, 1)
 
 
+def test_healthy_evs_retired_without_a_timeout_are_not_blamed_on_timeouts():
+    assert cause(0.0, 1, 0, 151) == (
+        "1 retirements hit EVs whose paths still work, with no resend by timeout (151 by SACK); "
+        "the rate on the links left falls short of their share (not traced further)")
+
+
 def test_neither_a_stall_nor_a_healthy_retirement_says_the_rate_falls_short_untraced():
     assert cause(0.0, 0, 0, 151) == (
         "no EV on a working path is retired (0 resends by timeout, 151 by SACK); "
