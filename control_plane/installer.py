@@ -92,6 +92,11 @@ async def connect(
         if cause:
             raise DeviceError(device.name, cause) from None
         cause = not_p4runtime(device, exc.code.name, exc.message)
+        if cause is None and exc.code == GRPCStatusCode.INTERNAL:
+            # The session's calls can end INTERNAL ("Internal error from Core") on a server without the
+            # service, where one bare call answers UNIMPLEMENTED: ask once more, plainly.
+            probed = await asyncio.to_thread(service_status, device, min(timeout, tls_errors.PROBE_TIMEOUT))
+            cause = not_p4runtime(device, *probed) if probed else None
         if cause:
             raise DeviceError(device.name, cause) from None
         if exc.code == GRPCStatusCode.UNAVAILABLE:
@@ -107,6 +112,22 @@ async def connect(
         yield sw
     finally:
         await sw.__aexit__(None, None, None)
+
+
+def service_status(device: Device, timeout: float) -> tuple[str, str] | None:
+    """gRPC's (code, message) for one bare P4Runtime Capabilities call to
+    the device, or None if it answered. Blocks up to `timeout` seconds."""
+    import grpc  # type: ignore[import-untyped]  # declared in pyproject.toml (finsy needs it too)
+
+    creds = device.tls.credentials() if device.tls else None
+    channel = grpc.secure_channel(device.grpc_addr, creds) if creds else grpc.insecure_channel(device.grpc_addr)
+    try:
+        channel.unary_unary("/p4.v1.P4Runtime/Capabilities")(b"", timeout=timeout)  # an empty request is valid
+        return None
+    except grpc.RpcError as exc:
+        return exc.code().name, exc.details() or ""
+    finally:
+        channel.close()
 
 
 def not_p4runtime(device: Device, code: str, message: str) -> str | None:

@@ -138,8 +138,9 @@ SERVER = """
 import sys, grpc
 from concurrent import futures
 srv = grpc.server(futures.ThreadPoolExecutor(1))
-print(srv.add_insecure_port("127.0.0.1:0"), flush=True)
-srv.start()
+port = srv.add_insecure_port("127.0.0.1:0")
+srv.start()  # before the port is told: a call to a bound port not yet serving can fail INTERNAL
+print(port, flush=True)
 sys.stdin.read()
 """
 
@@ -154,6 +155,14 @@ def grpc_server_without_p4runtime():
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
+
+
+def test_one_bare_call_tells_a_server_without_the_service():
+    # What a session's INTERNAL error ("Internal error from Core", now and then) is checked against.
+    dev = SimpleNamespace(grpc_addr="", tls=None)
+    with grpc_server_without_p4runtime() as port:
+        dev.grpc_addr = f"127.0.0.1:{port}"
+        assert installer.service_status(dev, 5.0) == ("UNIMPLEMENTED", "Method not found!")
 
 
 @pytest.mark.parametrize("server, why", [
