@@ -36,33 +36,19 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
     return 8 * c.prop_us + (data + ack) * per_byte
 
 
-def _by_port(ports: list[Egress | None], port: int, eg: Egress) -> None:
-    """Put `eg` at index `port` (a list read per packet is an index, a dict a hashed lookup)."""
-    while len(ports) <= port:
-        ports.append(None)
-    ports[port] = eg
-
-
 class SwitchNode:
-    __slots__ = ("dev", "model", "egress", "out", "unrouted")
+    __slots__ = ("dev", "model", "egress", "unrouted")
 
     def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
         self.dev, self.unrouted = dev, 0
         self.egress: dict[int, Egress] = {}
-        self.out: list[Egress | None] = []  # the same egresses by port index, for the hot path
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
-
-    def connect(self, port: int, eg: Egress) -> None:
-        """A cable's egress on `port`."""
-        self.egress[port] = eg
-        _by_port(self.out, port, eg)
 
     def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
         out = self.model.process(in_port, frame, pad)
         if out is not None:
-            p = out.port
-            eg = self.out[p] if p < len(self.out) else None
+            eg = self.egress.get(out.port)
             if eg is None:
                 self.unrouted += 1  # a port with no cable
             else:
@@ -70,12 +56,11 @@ class SwitchNode:
 
 
 class NicNode:
-    __slots__ = ("n", "model", "egress", "out", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
+    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
 
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
         self.n, self.model = n, model
         self.egress: dict[int, Egress] = {}
-        self.out: list[Egress | None] = []  # the same egresses by port index, for the hot path
         self.endpoint: Host | None = None  # the MRC or the RoCE endpoint
         # Packets the host handed this NIC, and this NIC handed its host:
         # counted where they happen (fabric_sim/tally.py sums them).
@@ -102,14 +87,8 @@ class NicNode:
         for o in self.model.transmit(raw, pad):
             self._out(o)
 
-    def connect(self, port: int, eg: Egress) -> None:
-        """A cable's egress on `port`."""
-        self.egress[port] = eg
-        _by_port(self.out, port, eg)
-
     def _out(self, o: Output) -> None:
-        p = o.port
-        eg = self.out[p] if p < len(self.out) else None
+        eg = self.egress.get(o.port)
         if eg is not None:
             if self.ev_loss:
                 inner = o.frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
@@ -175,7 +154,7 @@ class Fabric:
             eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port,
                                  data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
                                  plane=plane, kind=kind)
-            node.connect(port, eg)
+            node.egress[port] = eg
             return eg
 
         self.links[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))

@@ -31,7 +31,6 @@ from mrc_wire.usid import ARG_MASK, shift
 _UNSPECIFIED: Final = bytes(16)
 _LOOPBACK: Final = bytes(15) + b"\x01"
 _HDRS: Final = ETH_LEN + IPV6_LEN
-_INDEXED: Final = 512  # ports 0-511 (the P4's 9-bit port) have their counters in a list too
 
 
 def unroutable(addr: bytes, at: int = 0) -> bool:
@@ -148,7 +147,6 @@ class SwitchModel:
         self.mark_last_hop = mark_last_hop
         self.cache = cache
         self.ports: dict[int, PortCounters] = {}
-        self._indexed: list[PortCounters | None] = [None] * _INDEXED  # the same counters, read per packet by index
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
@@ -199,8 +197,6 @@ class SwitchModel:
         c = self.ports.get(port)
         if c is None:
             c = self.ports[port] = PortCounters()
-            if 0 <= port < _INDEXED:
-                self._indexed[port] = c
         return c
 
     # The P4's port counters by port (ports never counted are absent, as in a Counter).
@@ -258,9 +254,7 @@ class SwitchModel:
         counted, not carried: mrc_wire.packet). Only the 54 bytes of
         Ethernet and IPv6 header are rebuilt; the rest is copied once."""
         size = len(frame) + pad
-        pc = self._indexed[in_port] if 0 <= in_port < _INDEXED else None
-        if pc is None:
-            pc = self.counters(in_port)
+        pc = self.counters(in_port)
         pc.rx += 1
         pc.rx_bytes += size
         if len(frame) < ETH_LEN:  # headers are always carried, only zeros are padded

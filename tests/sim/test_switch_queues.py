@@ -26,8 +26,7 @@ class Port:
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
     node = SwitchNode(ids.t0(0, 0), T0, mark_last_hop=False)
-    port = Port(depth)
-    node.connect(UPLINKS[0], port)
+    port = node.egress[UPLINKS[0]] = Port(depth)
     return node, port
 
 
