@@ -84,9 +84,6 @@ class EvProfile:
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
     _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
-    # How many slots each EV fills now (kept by _write): whether a spare is
-    # idle is asked on every ECN mark in swap mode, a scan of `slots` each.
-    _use: dict[int, int] = field(default_factory=dict)
     _planes_of: int = -1
 
     def __post_init__(self) -> None:
@@ -94,8 +91,6 @@ class EvProfile:
         if n == 0 or n & (n - 1):
             raise ValueError(f"slot count must be a power of two, got {n}")
         self.slots = list(self.home)
-        for ev in self.slots:
-            self._use[ev] = self._use.get(ev, 0) + 1
         for ev in [*self.home, *(e for pool in self.backups.values() for e in pool)]:
             self.state.setdefault(ev, EvState.GOOD)
 
@@ -188,11 +183,9 @@ class EvProfile:
         but healthy, becomes the spare. False if there is no idle spare off
         the spines of the plane's EVs assumed bad (as `_vacate`: a spare on
         a broken path is no spare)."""
-        plane = ev_plane(ev)
-        pool = self.backups.get(plane, [])
-        use = self._use
-        suspect = {ev_spine(e) for e in self.bad if ev_plane(e) == plane}
-        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and not use.get(b, 0)
+        pool = self.backups.get(ev_plane(ev), [])
+        suspect = self._suspect_spines(ev_plane(ev))
+        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.slots
                       and ev_spine(b) not in suspect), None)
         if spare is None:
             return False
@@ -222,10 +215,6 @@ class EvProfile:
         self._write(slot, ev)
 
     def _write(self, slot: int, ev: int) -> None:
-        use = self._use
-        old = self.slots[slot]
-        use[old] -= 1
-        use[ev] = use.get(ev, 0) + 1
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
 
@@ -234,15 +223,13 @@ class EvProfile:
         preferring one whose spine is not the retired EV's nor that of any
         other EV assumed bad (a spare on the same broken path is no spare)."""
         pool = self.backups.get(ev_plane(ev), [])
-        suspect = {
-            ev_spine(e) for e, st in self.state.items() if st is EvState.ASSUMED_BAD and ev_plane(e) == ev_plane(ev)
-        }
+        suspect = self._suspect_spines(ev_plane(ev))
         suspect.add(ev_spine(ev))
         pool = [b for b in pool if ev_spine(b) not in suspect] + [b for b in pool if ev_spine(b) in suspect]
         for i, cur in enumerate(self.slots):
             if cur != ev:
                 continue
-            spare = next((b for b in pool if self.state[b] is EvState.GOOD and not self._use.get(b, 0)), None)
+            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
             if spare is not None and ev_spine(spare) in suspect and self.mirror:
                 spare = self._double_up(ev, suspect) or spare
             if spare is None:
@@ -252,6 +239,10 @@ class EvProfile:
                 if spare is None:
                     return
             self._write(i, spare)
+
+    def _suspect_spines(self, plane: int) -> set[int]:
+        """The spines of `plane`'s EVs assumed bad: a spare on one is on a broken path."""
+        return {ev_spine(e) for e in self.bad if ev_plane(e) == plane}
 
     def _double_up(self, ev: int, suspect: set[int]) -> int | None:
         """A GOOD rotation EV of the same plane on a healthy spine, the one
