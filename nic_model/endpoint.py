@@ -181,14 +181,15 @@ class Endpoint(W.PacketHost):
         # Ask for an ACK when the window is full (nothing more goes out until
         # one comes), on each message's last packet, and on every resend.
         ackreq = int(retx or len(qp.inflight) >= qp.cc.window() or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
-        dscp, ext = self.dscp_retx if retx else self.dscp_data, W.data_ext(seg.msg_id, seg.offset, seg.msg_len)
-        if seg.payload is None and self.elide:
-            self.transmit(W.build(self.addr_bytes, qp.peer_addr, dscp, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
-                                  ext, ackreq=ackreq, pad=seg.length), seg.length)
+        pad = seg.length if seg.payload is None and self.elide else 0  # zeros counted, not built
+        payload = seg.payload if seg.payload is not None else b"" if pad else ZEROS[:seg.length]
+        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
+                      seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len), payload,
+                      ackreq=ackreq, pad=pad)
+        if pad:
+            self.transmit(raw, pad)
         else:
-            payload = seg.payload if seg.payload is not None else ZEROS[:seg.length]
-            self.transmit(W.build(self.addr_bytes, qp.peer_addr, dscp, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
-                                  ext, payload, ackreq=ackreq))
+            self.transmit(raw)  # a NIC that carries whole frames (BMv2) takes the packet alone
         self._arm_timer()
 
     def _pump(self, qp: QueuePair) -> None:
