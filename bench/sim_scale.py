@@ -12,7 +12,10 @@ the ratio of their CPU seconds is given. `BENCH_MAX_NICS` bounds the table
 (default 1024); a size that would not finish within `BENCH_SIZE_TIMEOUT_S`
 (default 900) is reported as over. Where `htsim_uec` is on PATH (or named
 by HTSIM_UEC) it runs the same permutations (bench/htsim_peer.py) and the
-ratio of CPU seconds is given; where not, one line says so."""
+ratio of CPU seconds is given; where not, one line says so.
+`BENCH_BASELINE` names an earlier build's python (e.g. a copy of
+.venv-fast made before a change, `/path/bin/python -P`): the flagship and
+the 1,024-NIC permutation then run in it too, beside this build's."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import cProfile
 import json
 import os
 import pstats
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -56,7 +60,7 @@ def _same(a: dict | None, b: dict | None) -> str:
     return "same" if (a["digest"], a["hops"]) == (b["digest"], b["hops"]) else "**DIFFERENT**"
 
 
-def scale_table(fast: list[str] | None) -> list[str]:
+def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict]]:
     limit = int(os.environ.get("BENCH_MAX_NICS", "8192"))
     interp_limit = int(os.environ.get("BENCH_INTERPRETED_MAX_NICS", "1024"))
     timeout = float(os.environ.get("BENCH_SIZE_TIMEOUT_S", "900"))
@@ -92,7 +96,7 @@ def scale_table(fast: list[str] | None) -> list[str]:
         lines.append(verdict_1024(figures[1024], peers.get(1024), why, fast is not None))
     elif binary is None:
         lines.append(f"\n{why}")
-    return lines + peer_lines
+    return lines + peer_lines, figures
 
 
 def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
@@ -106,6 +110,25 @@ def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
     incomplete = "" if peer["flows_done"] == peer["flows"] else " (htsim did not finish every flow)"
     return head + (f"{ratio:.1f}x htsim_uec's {peer['cpu_s']:.1f} CPU-s on the same permutation{incomplete}: "
                    f"{verdict} the target of at most {PEER_TARGET:g}x")
+
+
+def beside_baseline(figures: dict[str, dict | None]) -> list[str]:
+    """The same runs in the build BENCH_BASELINE names, and this build's CPU
+    seconds over its (an outcome may differ where behaviour changed)."""
+    cmd = os.environ.get("BENCH_BASELINE")
+    if not cmd:
+        return ["No earlier build beside (BENCH_BASELINE names one's python)."]
+    base = shlex.split(cmd)
+    lines = [f"Beside an earlier build (`{cmd}`), one run each:", "",
+             "| run | CPU s | earlier CPU s | ratio | packet-hops | earlier packet-hops |", "|---|---|---|---|---|---|"]
+    for name, args in (("flagship", ["--scenario", str(FLAGSHIP)]), ("1,024 NICs", ["--nics", "1024"])):
+        f, b = figures.get(name), _child(base, args, 900)
+        if f is None or b is None:
+            lines.append(f"| {name} | | | not run | | |")
+            continue
+        lines.append(f"| {name} | {f['cpu_s']:.1f} | {b['cpu_s']:.1f} | {f['cpu_s'] / b['cpu_s']:.2f}x | "
+                     f"{f['hops']:,} | {b['hops']:,} |")
+    return lines
 
 
 def _profile() -> list[str]:
@@ -147,7 +170,9 @@ def run() -> list[str]:
                      f"packet-hops per CPU-second; outcome {_same(slow, quick)}.")
     lines += ["", "Scale: a permutation of 2 MiB messages in 4 KiB packets, 8 planes of 100 Gb/s, each size in its "
               f"own process, {'compiled' if fast else 'interpreted'} (beside it, the interpreted CPU seconds):", ""]
-    return lines + scale_table(fast) + [""] + _profile() + [""]
+    table, sizes = scale_table(fast)
+    mine = {"flagship": quick or slow, "1,024 NICs": sizes.get(1024)}
+    return lines + table + [""] + beside_baseline(mine) + [""] + _profile() + [""]
 
 
 def main(argv: list[str] | None = None) -> None:
