@@ -37,92 +37,28 @@ class _NoCable(PortDepth):
 
 
 _NO_CABLE: Final = _NoCable()
-_NEVER: Final = float("inf")
 
 
 class Delivery(Event):
-    """A frame on a wire, due at the far end: its time is set when it is
-    queued (its departure is known then), and it fires when its last bit
-    arrives. An event of its own class, not a function call: no argument
-    tuple and no bound method per hop, and the end of a run counts what is
-    still on the wires (fabric_sim.tally)."""
+    """A frame on a wire, due at the far end: scheduled when it is queued
+    (its departure is known then), fired when its last bit arrives. An
+    event of its own class, not a function call: no argument tuple and no
+    bound method per hop, and the end of a run counts what is still on
+    the wires by class (fabric_sim.tally)."""
 
-    __slots__ = ("egress", "epoch", "frame", "pad", "high", "lane")
+    __slots__ = ("egress", "epoch", "frame", "pad", "high")
 
     def __init__(self, egress: Egress, epoch: int, frame: bytes, pad: int, high: bool):
         self.egress, self.epoch, self.frame, self.pad, self.high = egress, epoch, frame, pad, high
-        self.lane: Lane | None = None  # the wire's FIFO it waits in; None: in the heap on its own
 
     def fire(self) -> None:
-        if self.lane is not None:
-            self.lane.next()
         self.egress.arrive(self)
-
-
-class Lane:
-    """The frames on one queue's wire, in order of arrival: only the first
-    is in the sim's heap, and when it fires the next one enters. A wire
-    delivers in the order it sends, so at 1,024 NICs the heap holds one
-    entry per busy wire instead of every frame in flight (about 140,000:
-    its depth and its cache misses were a tenth of a run). Each frame
-    draws its sequence number when it is sent (`Sim.ticket`), so the run's
-    order is exactly that of one heap entry per frame. A frame due before
-    the last one waiting (the wire's added delay fell) has its own heap
-    entry instead."""
-
-    __slots__ = ("sim", "waiting", "head", "last")
-
-    def __init__(self, sim: Sim):
-        self.sim = sim
-        # From `head` on, the frames on the wire, the first in the heap;
-        # before it, None: an arrived frame is let go at once.
-        self.waiting: list[Delivery | None] = []
-        self.head = 0
-        self.last = 0.0  # when the last frame waiting arrives
-
-    def put(self, d: Delivery, when: float) -> None:
-        sim, w = self.sim, self.waiting
-        sim.ticket(d, when)
-        if self.head == len(w):  # the wire is empty
-            if w:
-                w.clear()
-                self.head = 0
-            d.lane = self
-            w.append(d)
-            self.last = d.time
-            sim.push(d)
-        elif d.time >= self.last:
-            d.lane = self
-            w.append(d)
-            self.last = d.time
-        else:
-            sim.push(d)
-
-    def next(self) -> None:
-        """The first frame arrives: the next one enters the heap."""
-        w, h = self.waiting, self.head
-        w[h] = None
-        h += 1
-        if h < len(w):
-            d = w[h]
-            assert d is not None
-            self.sim.push(d)
-            if h >= 64 and 2 * h >= len(w):  # cut off the arrived in blocks, not one by one
-                del w[:h]
-                h = 0
-        self.head = h
-
-    def behind(self) -> int:
-        """Frames waiting behind the one in the heap."""
-        n = len(self.waiting) - self.head
-        return n - 1 if n > 0 else 0
 
 
 class Egress(PortDepth):
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte", "head_at", "lane",
-                 "hi_lane")
+                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
@@ -148,16 +84,11 @@ class Egress(PortDepth):
         # compare; the departed are cut off in blocks, not one by one).
         self.departures: list[float] = []
         self.head = 0
-        # departures[head] (infinity if none) as a native float: depth()
-        # reads the list only when the head has left (its floats are boxed,
-        # and a read of one is a cache miss on a large fabric)
-        self.head_at = _NEVER
         self.hi_departures: deque[float] = deque()
         self.tx_pkts = 0
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self.lane, self.hi_lane = Lane(sim), Lane(sim)  # the frames on the wire, per queue
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -167,8 +98,6 @@ class Egress(PortDepth):
         """Packets in the data queue now (the one on the wire included)."""
         d, now, h = self.departures, self.sim.now, self.head
         n = len(d)
-        if self.head_at > now:
-            return n - h
         while h < n and d[h] <= now:
             h += 1
         if h >= 256 and 2 * h >= n:
@@ -176,7 +105,6 @@ class Egress(PortDepth):
             n -= h
             h = 0
         self.head = h
-        self.head_at = d[h] if h < n else _NEVER
         return n - h
 
     def head_departure(self) -> float | None:
@@ -215,24 +143,13 @@ class Egress(PortDepth):
                 self.count_drop("queue_full")
                 return
             depart = self.free_at = free + ser
-            if self.head == len(self.departures):
-                self.head_at = depart
             self.departures.append(depart)
         self.tx_pkts += 1
         self.tx_bytes += size
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self.put_on_wire(frame, pad, high, depart + self.prop + self.extra)
-
-    def put_on_wire(self, frame: bytes, pad: int, high: bool, arrival: float) -> None:
-        """The frame arrives at the far end at `arrival` (fires `arrive`)."""
-        (self.hi_lane if high else self.lane).put(Delivery(self, self.epoch, frame, pad, high), arrival)
-
-    def on_wire(self) -> int:
-        """Frames on the wire waiting behind the first of their queue (the
-        first ones are pending events: fabric_sim.tally counts those)."""
-        return self.lane.behind() + self.hi_lane.behind()
+        self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), depart + self.prop + self.extra)
 
     def arrive(self, d: Delivery) -> None:
         if d.epoch != self.epoch:
@@ -245,7 +162,6 @@ class Egress(PortDepth):
             self.epoch += 1
             self.departures.clear()
             self.head = 0
-            self.head_at = _NEVER
             self.hi_departures.clear()
             self.free_at = self.hi_free_at = self.sim.now
         self.up = up

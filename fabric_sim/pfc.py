@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from fabric_sim.links import Delivery, Egress, Lane
+from fabric_sim.links import Delivery, Egress
 from fabric_sim.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
 from mrc_wire.ids import DeviceId
@@ -112,7 +112,6 @@ class PfcEgress(Egress):
         self.depth_cap = 1 << 30
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
-        self.lane, self.hi_lane = Lane(sim), Lane(sim)  # the frames on the wire (fabric_sim.links)
         self.arrival: Arrival = Arrival()  # shared by the fabric's egresses (install)
         self.peer_ingress: Ingress | None = None  # the far end's buffer for this link
         self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
@@ -186,7 +185,7 @@ class PfcEgress(Egress):
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")
         else:
-            self.put_on_wire(frame, pad, high, self.sim.now + self.prop + self.extra)
+            self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), self.sim.now + self.prop + self.extra)
         self._start()
 
     def arrive(self, d: Delivery) -> None:

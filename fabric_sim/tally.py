@@ -28,7 +28,6 @@ def totals(fab: Any, sim: Sim, drops: dict[str, int], nacks_from_nics: int) -> d
 
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:
     """Packets the fabric still holds: on a wire (the pending arrivals an
-    egress scheduled, and those waiting behind them: links.Lane) or, under
-    PFC, still queued at a pausable egress."""
+    egress scheduled) or, under PFC, still queued at a pausable egress."""
     arriving = sum(1 for ev in sim.pending_events() if isinstance(ev, Delivery))
-    return arriving + sum(e.on_wire() + (e.queued() if isinstance(e, PfcEgress) else 0) for e in egresses)
+    return arriving + sum(e.queued() for e in egresses if isinstance(e, PfcEgress))

@@ -5,13 +5,9 @@ run is deterministic. `RealClock` (sim_core.realtime) is the same
 scheduler on the wall clock, for BMv2.
 
 The public surface is SimPy's: a read-only `now`, and scheduling:
-`schedule` for an Event of the caller's own class, `at` and `call_at`
-for a function call; nothing outside this package touches the heap.
-`ticket` and `push` split `schedule` in two for events whose time and
-order are fixed before they enter the heap: a link's frames in flight
-(fabric_sim.links) wait in a FIFO per wire, only the first in the heap,
-and each enters with the sequence number it drew when it was sent, so
-the order of the run is the same as if every frame were in the heap.
+`schedule` for an Event of the caller's own class (a link's frame in
+flight, fabric_sim.links), `at` and `call_at` for a function call;
+nothing outside this package touches the heap.
 
 Events are objects compared on (time, sequence) by `Event.__lt__`, not
 tuples: compiled, a heap comparison is one native float compare where a
@@ -75,18 +71,6 @@ class Sim:
         self._seq += 1
         ev.time = when if when > self._now else self._now
         ev.seq = self._seq
-        _push(self._queue, ev)
-
-    def ticket(self, ev: Event, when: float) -> None:
-        """Set `ev`'s time (`when`, not before now) and its place among
-        events of equal time, as `schedule` would, without putting it in
-        the heap yet: `push` does that later (not after its time)."""
-        self._seq += 1
-        ev.time = when if when > self._now else self._now
-        ev.seq = self._seq
-
-    def push(self, ev: Event) -> None:
-        """Put in the heap an event whose time and order `ticket` set."""
         _push(self._queue, ev)
 
     def at(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
