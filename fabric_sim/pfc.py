@@ -24,8 +24,11 @@ without PFC): the high-priority queue is neither paused nor accounted.
   drop threshold, so ECN marking (below it) sees the true depth and the
   non-trimmable class is never dropped for congestion.
 - The NIC's egress towards its T0 is paused too; the RoCE endpoint's
-  scheduler holds its packets while it is (`attach`). A NIC never pauses
-  its T0: the host takes what arrives at once.
+  scheduler holds its packets while it is, and while its data queue is
+  full (`attach`): a NIC's transmit scheduler is pulled by its port, it
+  does not tail-drop its own lossless data (the ACKs and NACKs it sends
+  take their share of the line ahead of the data). A NIC never pauses its
+  T0: the host takes what arrives at once.
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ class PfcEgress(Egress):
         self.peer_ingress: Ingress | None = None  # the far end's buffer for this link
         self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
         self.on_resume: list[Callable[[], None]] = []
+        self.on_space: list[Callable[[], None]] = []  # called when a full data queue has room again
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -180,6 +184,9 @@ class PfcEgress(Egress):
             frame, pad, ing = self.data.popleft()
             if ing is not None:
                 ing.release(len(frame) + pad)
+            elif len(self.data) == self.data_cap - 1:
+                for fn in self.on_space:
+                    fn()
         self.tx_pkts += 1
         self.tx_bytes += len(frame) + pad
         if self.loss and self.rng.random() < self.loss:
@@ -259,10 +266,15 @@ class PfcNet:
 
     def attach(self, node: Any, endpoint: Any) -> None:
         """A NIC's RoCE endpoint holds its packets while the port of the
-        QP's plane is paused, and looks again when it resumes."""
-        endpoint.hold = lambda plane: node.egress[plane_port(plane)].paused
+        QP's plane is paused or its data queue full, and looks again when it
+        resumes or has room."""
+        def hold(plane: int) -> bool:
+            eg = node.egress[plane_port(plane)]
+            return eg.paused or len(eg.data) >= eg.data_cap
+        endpoint.hold = hold
         for eg in node.egress.values():
             eg.on_resume.append(endpoint.wake)
+            eg.on_space.append(endpoint.wake)
 
     def report(self, now: float) -> dict[str, Any]:
         """Pause frames (XOFF) and paused time per link direction that was

@@ -98,6 +98,19 @@ def test_a_4_to_1_incast_is_lossless_under_pfc_and_drops_without_it():
     assert off.drops.get("switch:congestion", 0) > 0 and off.pfc is None
 
 
+def test_a_roce_nic_under_pfc_holds_its_data_while_its_port_queue_is_full_never_drops_it():
+    # An all-to-all: every NIC's port also carries the ACKs of what it receives, ahead of its data, so a
+    # scheduler pacing data at line rate outruns its port. With a 2-packet NIC queue it used to tail-drop
+    # its own data, and go-back-N resent from each drop.
+    sc = make({"pattern": "all_to_all", "message_bytes": 256 << 10}, [{"name": "r", "kind": "roce"}],
+              topology=ONE_PLANE, links={"data_queue": 2})
+    fabs: list = []
+    r = run(sc, sc.transports[0], hooks=[(0.0, fabs.append)])
+    assert r.complete and r.drops == {} and r.retx == {"sack": 0, "nack": 0, "timeout": 0}
+    nic_ports = [e for e in fabs[0].egresses() if e.owner.kind == "nic"]
+    assert max(e.peak for e in nic_ports) == 2, "held at the queue's size, then woken as it drains"
+
+
 def test_pause_frames_and_paused_time_are_reported_per_link():
     r, fab = _incast(None)
     paused = {e.name: e for e in fab.egresses() if e.pauses}
