@@ -118,8 +118,7 @@ class PfcEgress(Egress):
         self.arrival: Arrival = Arrival()  # shared by the fabric's egresses (install)
         self.peer_ingress: Ingress | None = None  # the far end's buffer for this link
         self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
-        self.on_resume: list[Callable[[], None]] = []
-        self.on_space: list[Callable[[], None]] = []  # called when a full data queue has room again
+        self.on_unblock: list[Callable[[], None]] = []  # called when blocked() turns False: resumed, or room
 
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
@@ -184,8 +183,8 @@ class PfcEgress(Egress):
             frame, pad, ing = self.data.popleft()
             if ing is not None:
                 ing.release(len(frame) + pad)
-            elif len(self.data) == self.data_cap - 1:
-                for fn in self.on_space:
+            elif len(self.data) == self.data_cap - 1 and not self.paused:
+                for fn in self.on_unblock:
                     fn()
         self.tx_pkts += 1
         self.tx_bytes += len(frame) + pad
@@ -219,8 +218,15 @@ class PfcEgress(Egress):
             self.paused_us += self.sim.now - self.paused_at
             if not self.busy:
                 self._start()
-            for fn in self.on_resume:
-                fn()
+            if len(self.data) < self.data_cap:
+                for fn in self.on_unblock:
+                    fn()
+
+    def blocked(self) -> bool:
+        """The device itself can hand this port no data packet now: it is
+        paused, or its data queue is full (a NIC's scheduler waits, it does
+        not tail-drop its own lossless data)."""
+        return self.paused or len(self.data) >= self.data_cap
 
     def paused_total(self, now: float) -> float:
         return self.paused_us + (now - self.paused_at if self.paused else 0.0)
@@ -268,13 +274,9 @@ class PfcNet:
         """A NIC's RoCE endpoint holds its packets while the port of the
         QP's plane is paused or its data queue full, and looks again when it
         resumes or has room."""
-        def hold(plane: int) -> bool:
-            eg = node.egress[plane_port(plane)]
-            return eg.paused or len(eg.data) >= eg.data_cap
-        endpoint.hold = hold
+        endpoint.hold = lambda plane: node.egress[plane_port(plane)].blocked()
         for eg in node.egress.values():
-            eg.on_resume.append(endpoint.wake)
-            eg.on_space.append(endpoint.wake)
+            eg.on_unblock.append(endpoint.wake)
 
     def report(self, now: float) -> dict[str, Any]:
         """Pause frames (XOFF) and paused time per link direction that was
