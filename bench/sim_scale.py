@@ -60,7 +60,8 @@ def _same(a: dict | None, b: dict | None) -> str:
     return "same" if (a["digest"], a["hops"]) == (b["digest"], b["hops"]) else "**DIFFERENT**"
 
 
-def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict]]:
+def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict], dict[int, dict]]:
+    """The table's lines, this build's figures by NICs, htsim's by NICs."""
     limit = int(os.environ.get("BENCH_MAX_NICS", "8192"))
     interp_limit = int(os.environ.get("BENCH_INTERPRETED_MAX_NICS", "1024"))
     timeout = float(os.environ.get("BENCH_SIZE_TIMEOUT_S", "900"))
@@ -96,7 +97,7 @@ def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict]]:
         lines.append(verdict_1024(figures[1024], peers.get(1024), why, fast is not None))
     elif binary is None:
         lines.append(f"\n{why}")
-    return lines + peer_lines, figures
+    return lines + peer_lines, figures, peers
 
 
 def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
@@ -131,7 +132,45 @@ def beside_baseline(figures: dict[str, dict | None]) -> list[str]:
     return lines
 
 
-def _profile() -> list[str]:
+# What each part of the project is, by the top package of a function's file.
+PARTS = {"switch_model": "reference models", "nic_model": "reference models", "mrc_wire": "reference models",
+         "fabric_sim": "timed fabric", "sim_core": "timed fabric"}
+
+
+def _part(path: str) -> str:
+    for name in reversed(Path(path).parts[:-1]):
+        if name in PARTS:
+            return PARTS[name]
+    return "other (Python's library, the run's set-up)"
+
+
+def by_part(stats: dict) -> dict[str, float]:
+    """Own time (s) per part (PARTS), a builtin's (dict.get, len, heappush)
+    charged to the part that called it, from cProfile's per-caller times."""
+    out: dict[str, float] = {}
+    for (path, _line, _fn), (_cc, _nc, tt, _ct, callers) in stats.items():
+        if path != "~":
+            out[_part(path)] = out.get(_part(path), 0.0) + tt
+            continue
+        for (cpath, _cl, _cf), c in callers.items():
+            part = _part(cpath) if cpath != "~" else "other (Python's library, the run's set-up)"
+            out[part] = out.get(part, 0.0) + c[2]
+    return out
+
+
+def models_bound(share: float, f: dict | None, peer: dict | None) -> str:
+    """What the reference models' share alone costs at 1,024 NICs, against htsim."""
+    if f is None:
+        return ""
+    line = (f"\nAt that share, the reference models alone would take about {share * f['cpu_s']:.1f} of the compiled "
+            f"1,024-NIC run's {f['cpu_s']:.1f} CPU-s")
+    if peer is None or peer["cpu_s"] <= 0:
+        return line + " (no htsim beside it)."
+    return line + (f": {share * f['cpu_s'] / peer['cpu_s']:.1f}x htsim_uec's {peer['cpu_s']:.1f} s, with the "
+                   f"timed fabric at no cost (the target is {PEER_TARGET:g}x; the models stay one Python source).")
+
+
+def _profile() -> tuple[list[str], float]:
     sc = scenario.load(FLAGSHIP)
     prof = cProfile.Profile()
     prof.enable()
@@ -145,7 +184,11 @@ def _profile() -> list[str]:
     for (path, _line, fn), v in rows:
         where = Path(path).name if path != "~" else "builtin"
         out.append(f"| `{where}:{fn}` | {100 * v[2] / total:.1f}% | {v[1]:,} |")
-    return out
+    parts = by_part(st.stats)
+    out += ["", "The same profile by part (own time, each builtin charged to the part that called it):", "",
+            "| part | share of time |", "|---|---|"]
+    out += [f"| {name} | {100 * t / total:.1f}% |" for name, t in sorted(parts.items(), key=lambda kv: -kv[1])]
+    return out, parts.get("reference models", 0.0) / total
 
 
 def run() -> list[str]:
@@ -170,9 +213,11 @@ def run() -> list[str]:
                      f"packet-hops per CPU-second; outcome {_same(slow, quick)}.")
     lines += ["", "Scale: a permutation of 2 MiB messages in 4 KiB packets, 8 planes of 100 Gb/s, each size in its "
               f"own process, {'compiled' if fast else 'interpreted'} (beside it, the interpreted CPU seconds):", ""]
-    table, sizes = scale_table(fast)
+    table, sizes, peers = scale_table(fast)
     mine = {"flagship": quick or slow, "1,024 NICs": sizes.get(1024)}
-    return lines + table + [""] + beside_baseline(mine) + [""] + _profile() + [""]
+    prof, share = _profile()
+    return lines + table + [""] + beside_baseline(mine) + [""] + prof + [models_bound(share, sizes.get(1024),
+                                                                                    peers.get(1024)), ""]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
-from fabric_sim.links import Egress, LiveDepth
+from fabric_sim.links import Egress, LiveDepth, Receiver
 from fabric_sim.scenario import Links
 from mrc_wire import ids
 from mrc_wire import packet as W
@@ -36,26 +36,37 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
     return 8 * c.prop_us + (data + ack) * per_byte
 
 
-class SwitchNode:
-    __slots__ = ("dev", "model", "egress", "unrouted")
+class SwitchNode(Receiver):
+    __slots__ = ("dev", "model", "egress", "by_port", "unrouted")
 
     def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
         self.dev, self.unrouted = dev, 0
         self.egress: dict[int, Egress] = {}
+        # The same ports as a list indexed by port number: the hop's lookup
+        # is an index, not a hash probe (None: no cable there).
+        self.by_port: list[Egress | None] = []
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
+
+    def attach(self, port: int, eg: Egress) -> None:
+        """Cable `eg` to egress port `port`."""
+        self.egress[port] = eg
+        if port >= len(self.by_port):
+            self.by_port.extend([None] * (port + 1 - len(self.by_port)))
+        self.by_port[port] = eg
 
     def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
         out = self.model.process(in_port, frame, pad)
         if out is not None:
-            eg = self.egress.get(out.port)
+            port = out.port
+            eg = self.by_port[port] if port < len(self.by_port) else None
             if eg is None:
                 self.unrouted += 1  # a port with no cable
             else:
                 eg.send(out.frame, out.high_priority, out.pad)
 
 
-class NicNode:
+class NicNode(Receiver):
     __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
 
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
@@ -86,6 +97,10 @@ class NicNode:
         self.from_host += 1
         for o in self.model.transmit(raw, pad):
             self._out(o)
+
+    def attach(self, port: int, eg: Egress) -> None:
+        """Cable `eg` to port `port` (a plane's)."""
+        self.egress[port] = eg
 
     def _out(self, o: Output) -> None:
         eg = self.egress.get(o.port)
@@ -151,10 +166,10 @@ class Fabric:
         c = self.cfg
 
         def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
-            eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer.rx, peer_port,
+            eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer, peer_port,
                                  data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
                                  plane=plane, kind=kind)
-            node.egress[port] = eg
+            node.attach(port, eg)
             return eg
 
         self.links[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))

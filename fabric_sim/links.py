@@ -37,6 +37,32 @@ class _NoCable(PortDepth):
 
 
 _NO_CABLE: Final = _NoCable()
+_EMPTY: Final = float("inf")
+
+
+class Receiver:
+    """A device's receive side, the one interface a link delivers to
+    (htsim's): `rx(in_port, frame, pad)` as the frame's last bit arrives.
+    A class, not any callable: compiled, the call is a direct one, with no
+    argument tuple or boxed integers per hop."""
+
+    __slots__ = ()
+
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        raise NotImplementedError
+
+
+class CallReceiver(Receiver):
+    """A receiver that calls fn(in_port, frame, pad): for a link whose far
+    end is not a device (tests, a sink)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[int, bytes, int], None]):
+        self.fn = fn
+
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        self.fn(in_port, frame, pad)
 
 
 class Delivery(Event):
@@ -56,11 +82,11 @@ class Delivery(Event):
 
 
 class Egress(PortDepth):
-    __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "deliver", "peer_port",
-                 "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "hi_departures",
+    __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "peer", "peer_port",
+                 "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "head_at", "hi_departures",
                  "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
 
-    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, peer: Receiver,
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
                  port: int = 0, plane: int = 0, kind: str = ""):
         self.name = name
@@ -73,7 +99,7 @@ class Egress(PortDepth):
         self.epoch = 0  # bumped when the link goes down: what was on it is lost
         self.loss = 0.0  # random loss probability (a fault)
         self.rng = rng
-        self.deliver = deliver  # the far end: deliver(in_port, frame, pad)
+        self.peer = peer  # the far end: peer.rx(peer_port, frame, pad)
         self.peer_port = peer_port
         self.data_cap = data_cap  # packets
         self.high_cap = high_cap
@@ -84,6 +110,9 @@ class Egress(PortDepth):
         # compare; the departed are cut off in blocks, not one by one).
         self.departures: list[float] = []
         self.head = 0
+        # departures[head], unboxed (inf: the queue is empty): a depth read
+        # before the head departs compares two floats, touching no list item
+        self.head_at = _EMPTY
         self.hi_departures: deque[float] = deque()
         self.tx_pkts = 0
         self.tx_bytes = 0
@@ -98,6 +127,8 @@ class Egress(PortDepth):
         """Packets in the data queue now (the one on the wire included)."""
         d, now, h = self.departures, self.sim.now, self.head
         n = len(d)
+        if now < self.head_at:
+            return n - h
         while h < n and d[h] <= now:
             h += 1
         if h >= 256 and 2 * h >= n:
@@ -105,6 +136,7 @@ class Egress(PortDepth):
             n -= h
             h = 0
         self.head = h
+        self.head_at = d[h] if h < n else _EMPTY
         return n - h
 
     def head_departure(self) -> float | None:
@@ -139,10 +171,13 @@ class Egress(PortDepth):
             self.free_at = free + ser
             d.append(depart)
         else:
-            if self.depth() >= self.data_cap:
+            queued = self.depth()
+            if queued >= self.data_cap:
                 self.count_drop("queue_full")
                 return
             depart = self.free_at = free + ser
+            if queued == 0:
+                self.head_at = depart
             self.departures.append(depart)
         self.tx_pkts += 1
         self.tx_bytes += size
@@ -155,7 +190,7 @@ class Egress(PortDepth):
         if d.epoch != self.epoch:
             self.count_drop("link_down")  # the link went down while it was on it
             return
-        self.deliver(self.peer_port, d.frame, d.pad)
+        self.peer.rx(self.peer_port, d.frame, d.pad)
 
     def set_up(self, up: bool) -> None:
         if self.up and not up:

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from fabric_sim.links import Delivery, Egress
+from fabric_sim.links import Delivery, Egress, Receiver
 from fabric_sim.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
 from mrc_wire.ids import DeviceId
@@ -95,13 +95,13 @@ class PfcEgress(Egress):
     ports are one type (compiled, a call on one is a direct call); it
     overrides every method and keeps none of Egress's queue state."""
 
-    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, deliver: Callable[[int, bytes, int], None],
+    def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, peer: Receiver,
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
                  port: int = 0, plane: int = 0, kind: str = ""):
         self.name, self.sim, self.prop, self.rng = name, sim, prop_us, rng
         self.set_rate(gbps)
         self.extra, self.up, self.epoch, self.loss = 0.0, True, 0, 0.0
-        self.deliver, self.peer_port = deliver, peer_port
+        self.peer, self.peer_port = peer, peer_port
         # data_cap: only for what the device itself sends (a NIC's port); what a switch forwards is bounded by
         # its ingress limits instead, a lossless queue does not tail-drop
         self.data_cap, self.high_cap = data_cap, high_cap
@@ -201,7 +201,7 @@ class PfcEgress(Egress):
         arr = self.arrival
         arr.ingress = None if d.high else self.peer_ingress
         try:
-            self.deliver(self.peer_port, d.frame, d.pad)
+            self.peer.rx(self.peer_port, d.frame, d.pad)
         finally:
             arr.ingress = None
 

@@ -147,6 +147,9 @@ class SwitchModel:
         self.mark_last_hop = mark_last_hop
         self.cache = cache
         self.ports: dict[int, PortCounters] = {}
+        # The same counters indexed by port number (None: never counted): a
+        # hop's lookup is an index, not a hash probe into a table per switch.
+        self._port_list: list[PortCounters | None] = []
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
@@ -194,9 +197,14 @@ class SwitchModel:
         self.counters(in_port).drop += 1
 
     def counters(self, port: int) -> PortCounters:
-        c = self.ports.get(port)
+        pl = self._port_list
+        c = pl[port] if 0 <= port < len(pl) else None
         if c is None:
             c = self.ports[port] = PortCounters()
+            if port >= 0:
+                if port >= len(pl):
+                    pl.extend([None] * (port + 1 - len(pl)))
+                pl[port] = c
         return c
 
     # The P4's port counters by port (ports never counted are absent, as in a Counter).

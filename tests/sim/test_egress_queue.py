@@ -6,14 +6,14 @@ loop's garbage-collector setting around a run."""
 import gc
 import random
 
-from fabric_sim.links import Egress
+from fabric_sim.links import CallReceiver, Egress
 from sim_core.sim import Sim, gc_frozen
 
 SIZE = 1250  # bytes: 0.1 µs at 100 Gb/s
 
 
 def _egress(sim: Sim) -> Egress:
-    return Egress(sim, "a->b", 100.0, 0.5, lambda port, frame, pad: None, 1, data_cap=10_000, high_cap=10,
+    return Egress(sim, "a->b", 100.0, 0.5, CallReceiver(lambda port, frame, pad: None), 1, data_cap=10_000, high_cap=10,
                   rng=random.Random(0))
 
 

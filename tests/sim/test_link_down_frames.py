@@ -3,13 +3,13 @@ counts every such frame as `link_down`; frames sent before are delivered."""
 
 import random
 
-from fabric_sim.links import Egress
+from fabric_sim.links import CallReceiver, Egress
 from sim_core.sim import Sim
 
 
 def _egress(sim: Sim, got: list) -> Egress:
     # 100 Gb/s, 1 µs of propagation: a 1,250-byte frame takes 0.1 µs to send.
-    return Egress(sim, "a->b", 100.0, 1.0, lambda port, frame, pad: got.append((sim.now, frame)), 3,
+    return Egress(sim, "a->b", 100.0, 1.0, CallReceiver(lambda port, frame, pad: got.append((sim.now, frame))), 3,
                   data_cap=64, high_cap=64, rng=random.Random(0))
 
 

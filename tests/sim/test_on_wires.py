@@ -5,7 +5,7 @@ frames a pausable egress still queues. The packet totals' check
 
 import random
 
-from fabric_sim.links import Egress
+from fabric_sim.links import CallReceiver, Egress
 from fabric_sim.pfc import PfcEgress
 from fabric_sim.tally import on_wires
 from sim_core.sim import Sim
@@ -18,7 +18,7 @@ def _drop(port: int, frame: bytes, pad: int) -> None:
 def test_frames_on_a_wire_are_in_flight_until_they_arrive():
     # 100 Gb/s, 1 µs of propagation: 1,250-byte frames depart at 0.1, 0.2, 0.3 µs and arrive 1 µs later.
     sim = Sim()
-    e = Egress(sim, "a->b", 100.0, 1.0, _drop, 0, data_cap=64, high_cap=64, rng=random.Random(0))
+    e = Egress(sim, "a->b", 100.0, 1.0, CallReceiver(_drop), 0, data_cap=64, high_cap=64, rng=random.Random(0))
     for _ in range(3):
         e.send(bytes(1250), False)
     sim.call_at(5.0, lambda: None)  # a timer pending all along: not a frame
@@ -33,7 +33,7 @@ def test_frames_on_a_wire_are_in_flight_until_they_arrive():
 def test_a_pausable_egress_counts_its_queue_and_its_wire():
     # 1,000-byte frames at 100 Gb/s take 0.08 µs each; 0.5 µs of propagation.
     sim = Sim()
-    e = PfcEgress(sim, "a->b", 100.0, 0.5, _drop, 0, data_cap=64, high_cap=64, rng=None)
+    e = PfcEgress(sim, "a->b", 100.0, 0.5, CallReceiver(_drop), 0, data_cap=64, high_cap=64, rng=None)
     for _ in range(4):
         e.send(bytes(1000), False)
     sim.run(until=0.2)  # two sent (on the wire), one serializing, one waiting: both still queued here

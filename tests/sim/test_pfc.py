@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim import report
+from fabric_sim.links import CallReceiver
 from fabric_sim.pfc import Arrival, Ingress, PfcEgress
 from fabric_sim.pfc_config import PfcConfig
 from fabric_sim.run import run
@@ -28,9 +29,10 @@ class Hop:
         self.sim = Sim()
         self.arrivals: list[float] = []
         arrival = Arrival()
-        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, lambda port, f, pad: None, 0, data_cap=1, high_cap=1,
-                              rng=None)
-        self.up = PfcEgress(self.sim, "in->sw", GBPS, PROP, self._rx, 0, data_cap=1000, high_cap=1, rng=None)
+        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, CallReceiver(lambda port, f, pad: None), 0,
+                              data_cap=1, high_cap=1, rng=None)
+        self.up = PfcEgress(self.sim, "in->sw", GBPS, PROP, CallReceiver(self._rx), 0, data_cap=1000, high_cap=1,
+                            rng=None)
         self.up.arrival = self.down.arrival = arrival
         self.ing = self.up.peer_ingress = Ingress("sw:0", self.sim, xoff, xon, headroom, self.up)
         self.down.pause()

@@ -26,7 +26,8 @@ class Port:
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
     node = SwitchNode(ids.t0(0, 0), T0, mark_last_hop=False)
-    port = node.egress[UPLINKS[0]] = Port(depth)
+    port = Port(depth)
+    node.attach(UPLINKS[0], port)
     return node, port
 
 
@@ -41,3 +42,10 @@ def test_queue_the_switch_hands_each_class_to(cls, depth, high, size):
     node, port = _node(depth)
     node.rx(DOWNLINKS[0], bytes(frame(carrier(sid_t1(0)), tc=TOPO.dscp[cls] << 2, size=1000, in_port=DOWNLINKS[0])))
     assert port.sent == [(size, high)]
+
+
+def test_a_frame_routed_to_a_port_with_no_cable_is_counted_not_sent():
+    node, port = _node(0)  # only the first uplink has a cable
+    node.rx(DOWNLINKS[0], bytes(frame(carrier(sid_t1(1)), tc=TOPO.dscp["data_trimmable"] << 2, size=1000,
+                                      in_port=DOWNLINKS[0])))
+    assert (node.unrouted, port.sent) == (1, [])
