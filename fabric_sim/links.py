@@ -110,8 +110,10 @@ class Egress(PortDepth):
         # compare; the departed are cut off in blocks, not one by one).
         self.departures: list[float] = []
         self.head = 0
-        # departures[head], unboxed (inf: the queue is empty): a depth read
-        # before the head departs compares two floats, touching no list item
+        # While the queue holds packets, departures[head], unboxed: a depth
+        # read before the head departs compares two floats, touching no list
+        # item. While it is empty any value does (n - head is 0 either way),
+        # so a link going down leaves it; the next send sets it.
         self.head_at = _EMPTY
         self.hi_departures: deque[float] = deque()
         self.tx_pkts = 0
