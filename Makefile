@@ -22,7 +22,7 @@ SIM_PY   := $(if $(filter 1,$(COMPILE)),$(FAST)/bin/python -P,$(PY))
 # $(value X) keeps a `$` in a file name from being read as a make variable.
 q = '$(subst ','"'"',$(1))'
 
-.PHONY: all build test run paper demo bench shell clean fast
+.PHONY: all build test run paper demo bench shell clean fast capture
 
 all: build
 
@@ -84,6 +84,12 @@ paper: $(SIM_VENV)/.installed
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed
 	$(call q,$(PY)) -m testbed.switch_demo
+
+# A pcap of one transfer between two NIC models with a trim, a loss and a
+# probe (testbed/capture.py): results/capture.pcap, for mrc_wire.dissect
+# and Wireshark (wireshark/mrc.lua).
+capture: $(VENV)/.installed
+	$(call q,$(PY)) -m testbed.capture results/capture.pcap
 
 # The benchmarks; the mutation run needs the test and bench extras (pytest, mutmut).
 $(VENV)/.installed-bench: $(VENV)/.installed-test

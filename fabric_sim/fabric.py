@@ -17,7 +17,7 @@ from fabric_sim.links import Egress, LiveDepth, Receiver
 from fabric_sim.scenario import Links
 from mrc_wire import ids
 from mrc_wire import packet as W
-from mrc_wire.constants import ETH_LEN, HOST_PORT, IPV6_LEN
+from mrc_wire.constants import DATA_FRAME_BYTES, ETH_LEN, HOST_PORT, IPV6_LEN, SACK_FRAME_BYTES
 from mrc_wire.ids import DeviceId
 from nic_model.host import Host
 from nic_model.nic_pipeline import NicModel, Output
@@ -30,8 +30,8 @@ LinkConfig = Links  # the scenario's `links:` (fabric_sim/scenario.py), one clas
 def base_rtt(c: LinkConfig, mtu: int) -> float:
     """µs: a full-size data packet across both tiers and its ACK back, on
     empty queues."""
-    data = ETH_LEN + 40 + 40 + 8 + 12 + 16 + mtu
-    ack = ETH_LEN + 40 + 40 + 8 + 12 + 20
+    data = DATA_FRAME_BYTES + mtu
+    ack = SACK_FRAME_BYTES
     per_byte = 2 * 8.0 / (c.nic_gbps * 1e3) + 2 * 8.0 / (c.fabric_gbps * 1e3)
     return 8 * c.prop_us + (data + ack) * per_byte
 

@@ -9,8 +9,10 @@ from typing import Any
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from control_plane.config import Model, Num
+from mrc_wire.constants import DATA_FRAME_BYTES
 
-FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
+# bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
+FRAME = 4096 + DATA_FRAME_BYTES
 
 
 class PfcConfig(Model):

@@ -20,15 +20,59 @@ ETH_LEN: Final = 14
 IPV6_LEN: Final = 40
 UDP_LEN: Final = 8
 BTH_LEN: Final = 12
-DATA_EXT_LEN: Final = 16
-ACK_EXT_LEN: Final = 20
-NACK_EXT_LEN: Final = 8
-PROBE_EXT_LEN: Final = 8
-# Ethernet + outer IPv6 + inner IPv6 + UDP + BTH + MRC data extension: the
+# MRC 1.0 headers (DESIGN.md section 6; field layouts in mrc_wire/headers.py,
+# the one definition, and p4src/include/headers.p4, held equal by a test).
+METH_LEN: Final = 4
+TSETH_LEN: Final = 4
+RETH_LEN: Final = 16
+IMMDT_LEN: Final = 4
+SETH_LEN: Final = 28
+CC_STATE_LEN: Final = 8
+NETH_LEN: Final = 20
+PETH_LEN: Final = 16
+AETH_LEN: Final = 4
+ERTH_LEN: Final = 16
+EETH_LEN: Final = 36
+ICRC_LEN: Final = 4  # every packet's trailer (zero in this model: its links do not corrupt)
+# What follows the BTH of a data packet: METH, TSETH (every data packet
+# this project sends carries one) and RETH; ImmDt on the two *_IMM opcodes.
+DATA_EXT_LEN: Final = METH_LEN + TSETH_LEN + RETH_LEN
+SACK_EXT_LEN: Final = SETH_LEN + CC_STATE_LEN
+# Ethernet + outer IPv6 + inner IPv6 + UDP + BTH + every data header: the
 # smallest frame a trimmed data packet may be cut to.
-MIN_TRIM_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN
-# A NACK built by the receiving NIC, cut to its headers.
-NACK_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + NACK_EXT_LEN
+MIN_TRIM_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN + IMMDT_LEN
+# A data frame on the fabric, payload excluded, and a SACK (what the
+# timed fabric's base RTT, PFC headroom and the paper's line rate count).
+DATA_FRAME_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN + ICRC_LEN
+SACK_FRAME_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + SACK_EXT_LEN + ICRC_LEN
+# A NACK built by the receiving NIC: headers, NETH and ICRC.
+NACK_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + NETH_LEN + ICRC_LEN
+
+# BTH byte 8 (flags): A (ack request) where both readings put it; RTX and
+# TS where anichol67/MRC-Client puts them (the ns-3 reading has RTX at 0x40
+# and no TS bit; docs/nic.md, "Choices").
+BTH_A: Final = 0x80
+BTH_RTX: Final = 0x20
+BTH_TS: Final = 0x10
+# SETH m: the congestion mark a SACK carries.
+SETH_M_NONE: Final = 0
+SETH_M_SKIP_ONCE: Final = 1
+SETH_M_ALWAYS_SKIP: Final = 2
+# Where the 64-bit SACK bitmap starts, relative to cack_psn: cack_psn is the
+# last PSN received in order, cack_psn + 1 the first missing, so the
+# bitmap's bit 0 is the first PSN that can have arrived out of order.
+SACK_OFFSET: Final = 2
+# SETH/NETH cc_type, as both readings fill them.
+SETH_CC_TYPE: Final = 0
+NETH_CC_TYPE: Final = 2
+TSETH_FTYPE: Final = 1  # both readings' default format type
+# AETH syndromes (IBTA): an ACK with no credit count, a NAK for a PSN
+# sequence error (the RoCE baseline's go-back-N).
+AETH_ACK: Final = 0x1F
+AETH_NAK_PSN_SEQ: Final = 0x60
+# Endpoint operations (ERTH/EETH op).
+EP_PORT_STATUS: Final = 0
+EP_EV_PROBE: Final = 1
 
 ECN_NOT_ECT: Final = 0
 ECT1: Final = 1
@@ -43,18 +87,27 @@ OP_WRITE_LAST_IMM: Final = 0xC9
 OP_WRITE_ONLY: Final = 0xCA
 OP_WRITE_ONLY_IMM: Final = 0xCB
 OP_ACK: Final = 0xD1
+OP_EP_REQUEST: Final = 0xD8
+OP_EP_RESPONSE: Final = 0xD9
 OP_SACK: Final = 0xDC
 OP_NACK: Final = 0xDD
 OP_PROBE: Final = 0xDE
 DATA_OPCODES: Final = range(OP_WRITE_FIRST, OP_WRITE_ONLY_IMM + 1)
-EXT_LEN: Final[dict[int, int]] = {**{op: DATA_EXT_LEN for op in DATA_OPCODES}, OP_ACK: ACK_EXT_LEN,
-                                  OP_SACK: ACK_EXT_LEN, OP_NACK: NACK_EXT_LEN, OP_PROBE: PROBE_EXT_LEN}
+IMM_OPCODES: Final = (OP_WRITE_LAST_IMM, OP_WRITE_ONLY_IMM)
+# Bytes after the BTH, per opcode (a data packet's with its TSETH).
+EXT_LEN: Final[dict[int, int]] = {**{op: DATA_EXT_LEN + (IMMDT_LEN if op in IMM_OPCODES else 0)
+                                     for op in DATA_OPCODES},
+                                  OP_ACK: AETH_LEN, OP_SACK: SACK_EXT_LEN, OP_NACK: NETH_LEN, OP_PROBE: PETH_LEN,
+                                  OP_EP_REQUEST: ERTH_LEN, OP_EP_RESPONSE: EETH_LEN}
 
-NACK_TRIMMED: Final = 1
-NACK_TRIMMED_LASTHOP: Final = 2
-# The RoCE baseline's go-back-N NAK (RC's "PSN sequence error", carrying the
-# expected PSN); sent by fabric_sim's RoCE endpoint, never by an MRC NIC.
-NACK_PSN_SEQUENCE: Final = 3
+# NETH nack_reason.
+NACK_TRIMMED: Final = 0x01
+NACK_TRIMMED_LASTHOP: Final = 0x02
+NACK_NO_BITMAP: Final = 0x06
+NACK_NO_PKT_BUFFER: Final = 0x07
+NACK_NO_RESOURCE: Final = 0x0A
+NACK_PSN_OOR_WINDOW: Final = 0x0B
+NACK_UNEXP_EVENT: Final = 0x19
 SACK_BITS: Final = 64
 PSN_MOD: Final = 1 << 24
 

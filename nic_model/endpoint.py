@@ -36,14 +36,18 @@ from mrc_wire.constants import (
     DSCP_DEFAULTS,
     ECN_CE,
     ECT0,
+    ICRC_LEN,
     NACK_TRIMMED,
-    OP_ACK,
+    OP_EP_REQUEST,
+    OP_EP_RESPONSE,
     OP_NACK,
     OP_PROBE,
     OP_SACK,
     OP_WRITE_LAST,
     OP_WRITE_ONLY,
     SACK_BITS,
+    SETH_M_NONE,
+    SETH_M_SKIP_ONCE,
     ev_plane,
 )
 from mrc_wire.psn import psn_add, psn_diff
@@ -63,9 +67,14 @@ ZEROS: Final = bytes(16384)
 ACK_BYTES: Final = 16384
 
 
-def ev_to_fields(ev: int) -> tuple[int, int]:
-    """(UDP source port, flow label) carrying an EV."""
-    return ev >> 16, ev & 0xFFFF
+# TSETH and CC_STATE carry a sender's clock in 128 ns units (as the ns-3
+# reading of MRC 1.0); the simulator's clock is in µs.
+TS_PER_US: Final = 1000 / 128
+
+
+def timestamp(now_us: float) -> int:
+    """The 16-bit TSETH timestamp of time `now_us`."""
+    return int(now_us * TS_PER_US) & 0xFFFF
 
 
 def _addr(a: str | bytes) -> bytes:
@@ -181,11 +190,12 @@ class Endpoint(W.PacketHost):
         # Ask for an ACK when the window is full (nothing more goes out until
         # one comes), on each message's last packet, and on every resend.
         ackreq = int(retx or len(qp.inflight) >= qp.cc.window() or seg.opcode in (OP_WRITE_LAST, OP_WRITE_ONLY))
-        pad = seg.length if seg.payload is None and self.elide else 0  # zeros counted, not built
+        # zeros counted, not built: the payload's and the ICRC's
+        pad = seg.length + ICRC_LEN if seg.payload is None and self.elide else 0
         payload = seg.payload if seg.payload is not None else b"" if pad else ZEROS[:seg.length]
+        ext = W.data_ext(seg.msg_id, seg.offset, seg.msg_len, timestamp(self.sim.now), qp.peer_qpn)
         raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
-                      seg.opcode, qp.peer_qpn, seg.psn, W.data_ext(seg.msg_id, seg.offset, seg.msg_len), payload,
-                      ackreq=ackreq, pad=pad)
+                      seg.opcode, qp.peer_qpn, seg.psn, ext, payload, ackreq=ackreq, pad=pad, retx=int(retx))
         if pad:
             self.transmit(raw, pad)
         else:
@@ -226,8 +236,9 @@ class Endpoint(W.PacketHost):
                 self.slot_sink(qp.qpn, writes)
 
     def _send_control(self, qp: QueuePair, ev: int, op: int, psn: int, ext: bytes) -> None:
-        """A probe or probe reply to the peer, in the control class (an ACK
-        is built in place: it is on every data packet's path)."""
+        """A probe, probe reply or endpoint request to the peer, in the
+        control class (a SACK is built in place: it is on every data
+        packet's path)."""
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, psn, ext))
 
     def _fail(self, qp: QueuePair, reason: str) -> None:
@@ -266,7 +277,7 @@ class Endpoint(W.PacketHost):
                 self._pump(qp)
             busy |= qp.busy() or bool(qp.profile.probing()) or bool(qp.probe_sent) \
                 or now - qp.rx_active_at < quiet
-        if busy:
+        if busy or self.paths.announcing():
             self._arm_timer()
 
     # ---- receive --------------------------------------------------------------
@@ -278,12 +289,19 @@ class Endpoint(W.PacketHost):
         op = pkt.opcode
         if pkt.is_data:
             self._on_data(qp, pkt)
-        elif op == OP_ACK or op == OP_SACK:
-            self._on_ack(qp, pkt)
+        elif op == OP_SACK:
+            if pkt.probe_response:
+                self.paths.on_probe_reply(qp, pkt)
+            else:
+                self._on_ack(qp, pkt)
         elif op == OP_NACK:
             self._on_nack(qp, pkt)
         elif op == OP_PROBE:
             self.paths.on_probe(qp, pkt)
+        elif op == OP_EP_REQUEST:
+            self.paths.on_endpoint_request(qp, pkt)
+        elif op == OP_EP_RESPONSE:
+            self.paths.on_endpoint_response(qp, pkt)
 
     def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if pkt.dscp in self.dscp_trimmed:
@@ -293,7 +311,7 @@ class Endpoint(W.PacketHost):
             self.stats.trim_notices += 1
             if qp.unacked_bytes:
                 qp.unacked_bytes = 0
-                self._ack(qp, qp.held_psn, qp.held_ev, False)
+                self._ack(qp, qp.held_psn, qp.held_ev, False, 0)
             return
         psn, ev = pkt.psn, pkt.ev
         qp.rx_active_at = self.sim.now
@@ -345,7 +363,7 @@ class Endpoint(W.PacketHost):
                 self._heard_on(qp, ev)
                 return
         qp.unacked_bytes = 0
-        self._ack(qp, psn, ev, ce)
+        self._ack(qp, psn, ev, ce, pkt.tx_timestamp())
         self._heard_on(qp, ev)
 
     def _heard_on(self, qp: QueuePair, ev: int) -> None:
@@ -361,20 +379,25 @@ class Endpoint(W.PacketHost):
             qp.reverse[p] = ev
             qp.reverse_fresh[p] = self.sim.now
 
-    def _ack(self, qp: QueuePair, psn: int, ev: int, ce: bool) -> None:
-        """ACK (SACK with holes open) the arrival of `psn` on `ev`, on the reverse EV of its plane."""
-        bitmap = qp.sack_bitmap()
+    def _ack(self, qp: QueuePair, psn: int, ev: int, ce: bool, ts: int) -> None:
+        """SACK the arrival of `psn` on `ev` (echoing its TSETH timestamp
+        `ts`), on the reverse EV of its plane: CE as SETH's skip-once mark,
+        received bytes in CC_STATE in 256-byte units (as the ns-3 reading)."""
         ce = ce and "ecn_echo" not in self.ablate
-        ack = W.ack_ext(ev, int(ce), qp.cum_psn, psn, bitmap, self.paths.ports_down)
+        ack = W.sack_ext(ev, qp.cum_psn, psn, qp.sack_bitmap(), m=SETH_M_SKIP_ONCE if ce else SETH_M_NONE,
+                         spdcid=qp.qpn, dpdcid=qp.peer_qpn, ts=ts, ooo=qp.rbits.bit_count(),
+                         rcvd=(qp.rx_bytes >> 8) & 0xFFFFFF)
         self.stats.acks_sent += 1
         self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
-                              self._control_ev(qp, ev_plane(ev)), OP_SACK if bitmap else OP_ACK, qp.peer_qpn, psn, ack))
+                              self._control_ev(qp, ev_plane(ev)), OP_SACK, qp.peer_qpn, (qp.cum_psn - 1) & 0xFFFFFF,
+                              ack))
 
     def _on_ack(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if qp.error is not None:
             return
         now = self.sim.now
-        ev, ecn_seen, cum, ack_psn, bitmap, peer_down = pkt.ack()
+        ev, mark, cum, ack_psn, bitmap = pkt.sack()
+        ecn_seen = mark != SETH_M_NONE
         before = len(qp.inflight)  # for the bytes this ACK acknowledges (congestion control)
         qp.ack_at = now
         rtt = None
@@ -420,8 +443,6 @@ class Endpoint(W.PacketHost):
         if ev_plane(ev) in qp.reverse and ev in qp.profile.state:
             qp.reverse[ev_plane(ev)] = ev  # our packet got through on it: a good reverse EV
             qp.reverse_fresh[ev_plane(ev)] = now
-        if peer_down != qp.peer_down:
-            self.paths.peer_ports(qp, peer_down)
         self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
         qp.cc.on_ack(now, (before - len(inflight)) * self.mtu, rtt, bool(ecn_seen), len(inflight) * self.mtu)
         self._detect_losses(qp)

@@ -24,6 +24,8 @@ from mrc_wire.constants import (
     NACK_TRIMMED_LASTHOP,
     NIC_DROPS,  # noqa: F401 (re-exported)
     OP_ACK,
+    OP_EP_REQUEST,
+    OP_EP_RESPONSE,
     OP_NACK,
     OP_PROBE,
     OP_SACK,
@@ -43,7 +45,7 @@ class Output(NamedTuple):  # a tuple: the timed fabric makes millions
     pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
 
 
-CONTROL_OPCODES: Final = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE)
+CONTROL_OPCODES: Final = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE, OP_EP_REQUEST, OP_EP_RESPONSE)
 
 
 class NicModel:
@@ -166,7 +168,7 @@ class NicModel:
         if qp is None:
             return self._drop("unknown_qp")
         if m.opcode in CONTROL_OPCODES:
-            # Control (ACK, SACK, NACK, probe) goes on the EV the host wrote
+            # Control (ACK, SACK, NACK, probe, endpoint request and response) goes on the EV the host wrote
             # into its inner headers: a reverse EV, or the EV a probe tests.
             return self._send(bytearray(raw), m.ev, m.dscp, 0, pad)
         else:

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from mrc_wire import packet as W
-from mrc_wire.constants import OP_PROBE, ev_plane
+from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, OP_SACK, ev_plane
 from nic_model.ev import EvEvent
 from nic_model.qp import Inflight, QueuePair
 from nic_model.stats import Stats
@@ -26,6 +26,7 @@ PushSlots = Callable[[QueuePair], None]  # hand the profile's new slot rewrites 
 Lost = Callable[[QueuePair, Inflight, EvEvent | None], None]  # queue for resending
 Pump = Callable[[QueuePair], None]  # send what the window allows
 ArmTimer = Callable[[], None]  # keep the endpoint's tick running
+ANNOUNCE_TRIES = 8  # port status requests sent to a peer that does not answer
 
 
 class PathState:
@@ -39,7 +40,8 @@ class PathState:
     ignore_peer_ports: bool  # the peer's port bitmap is not acted on (the port_bitmap ablation)
     rng: random.Random  # picks the reverse set's probe EVs
     ports_down: int  # bitmap of this NIC's planes whose port is down
-    probe_ids: int  # the last probe id sent
+    probe_ids: int  # the last probe id sent (PETH's 16 bits)
+    announced: dict[int, tuple[float, int]]  # QP -> (when, tries) its peer was sent our port status, till answered
 
     def __init__(self, sim: Sim, stats: Stats, qps: Mapping[int, QueuePair], *, probe_interval: float,
                  probe_timeout: float, ignore_peer_ports: bool, rng: random.Random, send_control: SendControl,
@@ -49,6 +51,7 @@ class PathState:
         self.ignore_peer_ports, self.rng = ignore_peer_ports, rng
         self.ports_down = 0
         self.probe_ids = 0
+        self.announced = {}
         self._send_control, self._event, self._push_slots = send_control, event, push_slots
         self._lost, self._pump, self._arm_timer = lost, pump, arm_timer
 
@@ -70,6 +73,12 @@ class PathState:
         if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval \
                 and now - qp.reverse_probe_at >= self.probe_interval:
             self._probe_reverse(qp, now, waiting)
+        sent = self.announced.get(qp.qpn)
+        if sent is not None and now - sent[0] >= self.probe_timeout:
+            if sent[1] < ANNOUNCE_TRIES:
+                self._announce(qp, sent[1] + 1)  # unanswered: the request or its answer was lost
+            else:
+                del self.announced[qp.qpn]  # a peer that never answers: its traffic will tell
 
     def _probe_reverse(self, qp: QueuePair, now: float, waiting: set[int]) -> None:
         """Probe a random EV of the stale plane (port up at both ends,
@@ -94,24 +103,50 @@ class PathState:
     def send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
         """Probe `ev` ("path": a retired EV; "suspect": a late one; "reverse":
         a reverse-set candidate); the probe's id."""
-        self.probe_ids = (self.probe_ids + 1) & 0xFFFFFF
+        self.probe_ids = (self.probe_ids + 1) & 0xFFFF
         qp.probe_sent[self.probe_ids] = (ev, self.sim.now, kind)
         self.stats.probes += 1
-        self._send_control(qp, ev, OP_PROBE, 0, W.probe_ext(ev, 0, self.probe_ids))
+        self._send_control(qp, ev, OP_PROBE, 0, W.probe_ext(self.probe_ids, spdcid=qp.qpn, dpdcid=qp.peer_qpn))
         self._arm_timer()
         return self.probe_ids
 
     def port_down(self, plane: int) -> None:
         """This NIC's port of `plane` went down: every QP retires the plane's
-        EVs at once and resends what was in flight on it."""
+        EVs at once, resends what was in flight on it and tells its peer
+        (an endpoint request, MRC's port status update)."""
         self.ports_down |= 1 << plane
         for qp in self.qps.values():
             self._plane_lost(qp, plane)
+            self._announce(qp)
 
     def port_up(self, plane: int) -> None:
         self.ports_down &= ~(1 << plane)
         for qp in self.qps.values():
             self._plane_back(qp, plane)
+            self._announce(qp)
+
+    def _announce(self, qp: QueuePair, tries: int = 1) -> None:
+        """Send the peer of `qp` this NIC's port status (ERTH), again on the
+        tick until an answer (EETH) comes, ANNOUNCE_TRIES times at most."""
+        self.announced[qp.qpn] = (self.sim.now, tries)
+        self._send_control(qp, self.control_ev(qp, None), OP_EP_REQUEST, 0,
+                           W.erth_ext(EP_PORT_STATUS, self.ports_down))
+        self._arm_timer()
+
+    def announcing(self) -> bool:
+        """Whether a port status waits for its answer (the tick must run)."""
+        return bool(self.announced)
+
+    def on_endpoint_request(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        """The peer's endpoint request: its port status (acted on), then
+        answered, whatever the operation."""
+        op, mask = pkt.endpoint_op()
+        if op == EP_PORT_STATUS:
+            self.peer_ports(qp, mask)
+        self._send_control(qp, self.control_ev(qp, None), OP_EP_RESPONSE, 0, W.eeth_ext(op))
+
+    def on_endpoint_response(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        self.announced.pop(qp.qpn, None)
 
     def _plane_back(self, qp: QueuePair, plane: int) -> None:
         """The plane is usable again once neither end's port is down."""
@@ -146,8 +181,8 @@ class PathState:
         return qp.reverse.get(plane, 0) if plane is not None else 0
 
     def peer_ports(self, qp: QueuePair, peer_down: int) -> None:
-        """The peer's SACK says which of its NIC ports are down: stop (or
-        resume) sending on those planes."""
+        """The peer's port status says which of its NIC ports are down: stop
+        (or resume) sending on those planes."""
         if self.ignore_peer_ports:
             return
         changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
@@ -159,13 +194,17 @@ class PathState:
                     self._plane_back(qp, p)
 
     def on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
-        """A probe (answered over our freshest reverse EV, echoing the probed
-        EV) or a probe's reply (an RTT sample; a path EV's good probe, or
-        a new reverse EV)."""
-        ev, reply, probe_id = pkt.probe()
-        if not reply:
-            self._send_control(qp, self.control_ev(qp, None), OP_PROBE, 0, W.probe_ext(ev, 1, probe_id))
-            return
+        """A probe: answered over our freshest reverse EV by a SACK with its
+        probe-response bit, echoing the probed EV (the one the probe came
+        on) and the probe id."""
+        reply = W.probe_reply_ext(pkt.ev, pkt.probe_id(), qp.cum_psn, qp.sack_bitmap(), spdcid=qp.qpn,
+                                  dpdcid=qp.peer_qpn)
+        self._send_control(qp, self.control_ev(qp, None), OP_SACK, (qp.cum_psn - 1) & 0xFFFFFF, reply)
+
+    def on_probe_reply(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        """A probe's answer: an RTT sample; a path EV's good probe, or a
+        new reverse EV."""
+        _, probe_id = pkt.probe_reply()
         sent = qp.probe_sent.pop(probe_id, None)
         if sent is None:
             return

@@ -14,7 +14,6 @@ from mrc_wire.constants import (
     DSCP_DEFAULTS,
     ECN_CE,
     ECT0,
-    OP_ACK,
     OP_SACK,
     OP_WRITE_FIRST,
     OP_WRITE_LAST,
@@ -56,9 +55,9 @@ class Receiver:
         """(cum_psn, acked PSN, ecn_seen) of every ACK or SACK B sent."""
         out = []
         for p in map(W.parse, self.frames):
-            if p.opcode in (OP_ACK, OP_SACK):
-                _, ecn_seen, cum, psn, _, _ = p.ack()
-                out.append((cum, psn, ecn_seen))
+            if p.opcode == OP_SACK:
+                _, mark, cum, psn, _ = p.sack()
+                out.append((cum, psn, int(mark != 0)))
         return out
 
 
@@ -155,7 +154,7 @@ def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet
     a.send_message(1, 2 * MTU)
     sent = [(p.psn, p.ackreq) for p in map(W.parse, frames) if p.is_data]
     assert sent == [(0, 0), (1, 0), (2, 0), (3, 1)]
-    ack = W.build(B_ADDR_B, A_ADDR_B, 46, 0, 0, OP_ACK, 1, 3, W.ack_ext(sent_ev(frames, 3), 0, 4, 3, 0))
+    ack = W.build(B_ADDR_B, A_ADDR_B, 46, 0, 0, OP_SACK, 1, 3, W.sack_ext(sent_ev(frames, 3), 4, 3, 0))
     a.receive(ack)
     # The ACK grows AIMD's window by 1/4, to 4.25: PSNs 4-7 go out, 7 ending the first message
     # (and filling the window); the second message waits.

@@ -6,7 +6,7 @@ profile, the peer's packets written by hand."""
 from __future__ import annotations
 
 from mrc_wire import packet as W
-from mrc_wire.constants import OP_ACK
+from mrc_wire.constants import OP_SACK, SETH_M_SKIP_ONCE
 from nic_model.ev import EvState
 from nic_model.nscc import Nscc, NsccConfig, defaults
 from tests.test_endpoint_signals import Solo
@@ -31,7 +31,7 @@ class Recorder:
 
 
 def ecn_ack(s: Solo, t: float, psn: int, ev: int, cum: int) -> None:
-    s._deliver(t, OP_ACK, psn, W.ack_ext(ev, 1, cum, psn, 0))
+    s._deliver(t, OP_SACK, psn, W.sack_ext(ev, cum, psn, 0, m=SETH_M_SKIP_ONCE))
 
 
 def test_an_ack_reports_the_bytes_it_acknowledges_its_rtt_and_what_is_left_in_flight():

@@ -159,7 +159,7 @@ def test_trim_notice_from_the_nic_is_counted_not_placed():
     p.sim.run(until=1)  # packets built, nothing delivered yet
     seg = p.a.qps[1].inflight[0].seg
     notice = bytes(IPv6(src=A_ADDR, dst=B_ADDR, tc=16 << 2) / UDP(sport=0, dport=H.ROCE_PORT)
-                   / H.BTH(opcode=seg.opcode, dqpn=2, psn=seg.psn) / H.MRCData(msg_id=seg.msg_id, msg_len=4096)
+                   / H.BTH(opcode=seg.opcode, dqp=2, psn=seg.psn, ts=1) / H.data_headers(seg.msg_id, 0, 4096)
                    / b"cut")
     p.b.receive(notice)
     assert p.b.stats.trim_notices == 1

@@ -8,7 +8,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY, ev_plane
+from mrc_wire import packet as W
+from mrc_wire.constants import (
+    EP_PORT_STATUS,
+    OP_EP_REQUEST,
+    OP_EP_RESPONSE,
+    OP_WRITE_FIRST,
+    OP_WRITE_LAST,
+    OP_WRITE_MIDDLE,
+    OP_WRITE_ONLY,
+    ev_plane,
+)
 from mrc_wire.packet import PacketHost
 from mrc_wire.segment import Segment, segments
 from nic_model.endpoint import Endpoint
@@ -79,7 +89,7 @@ def _paths(calls: Calls, qps: dict[int, QueuePair], ignore_peer_ports: bool = Fa
                      arm_timer=calls.arm_timer)
 
 
-def test_a_port_down_resends_that_planes_copies_and_control_leaves_on_the_other_plane():
+def test_a_port_down_resends_that_planes_copies_and_tells_the_peer_on_the_other_plane():
     calls, qp = Calls(), _qp()
     ev0, ev1 = qp.profile.home[0], qp.profile.home[1]
     assert (ev_plane(ev0), ev_plane(ev1)) == (0, 1)
@@ -89,7 +99,9 @@ def test_a_port_down_resends_that_planes_copies_and_control_leaves_on_the_other_
     paths = _paths(calls, {1: qp})
     paths.port_down(0)
     assert paths.ports_down == 0b1
-    assert calls.log == [("push_slots",), ("lost", on0, None), ("pump",)]
+    status = W.erth_ext(EP_PORT_STATUS, 0b1)  # MRC's port status update: an endpoint request
+    assert calls.log == [("push_slots",), ("lost", on0, None), ("pump",),
+                         ("send_control", ev1, OP_EP_REQUEST, 0, status), ("arm_timer",)]
     assert paths.control_ev(qp, 0) == ev1
     paths.port_up(0)
     assert paths.ports_down == 0 and paths.control_ev(qp, 0) == ev0
@@ -124,3 +136,29 @@ def test_a_message_is_cut_into_write_packets_across_the_psn_wrap():
     assert [(s.opcode, s.payload) for s in segments(5, 1, data, 4096)] == [(OP_WRITE_ONLY, data)]
     assert [(s.opcode, s.length) for s in segments(5, 1, 0, 4096)] == [(OP_WRITE_ONLY, 0)]
     assert [s.payload for s in segments(0, 1, data, 1024)] == [data[:1024], data[1024:]]
+
+
+def test_a_port_status_is_sent_again_until_the_peer_answers():
+    calls, qp = Calls(), _qp()
+    qp.reverse = {0: qp.profile.home[0], 1: qp.profile.home[1]}
+    paths = _paths(calls, {1: qp})
+    paths.port_down(1)
+    requests = lambda: [c for c in calls.log if c[0] == "send_control" and c[2] == OP_EP_REQUEST]  # noqa: E731
+    paths.probe(qp, 50.0)
+    assert len(requests()) == 1  # within the probe timeout (100 µs): waits
+    paths.probe(qp, 100.0)
+    assert len(requests()) == 2 and paths.announcing()
+    paths.on_endpoint_response(qp, W.Mrc(W.build(bytes(16), bytes(16), 46, 0, 0, OP_EP_RESPONSE, 1, 0,
+                                                 W.eeth_ext(EP_PORT_STATUS))))
+    paths.probe(qp, 300.0)
+    assert len(requests()) == 2 and not paths.announcing()
+
+
+def test_the_peers_port_status_retires_its_plane_and_is_answered():
+    calls, qp = Calls(), _qp()
+    qp.reverse = {0: qp.profile.home[0], 1: qp.profile.home[1]}
+    paths = _paths(calls, {1: qp})
+    req = W.Mrc(W.build(bytes(16), bytes(16), 46, 0, 0, OP_EP_REQUEST, 1, 0, W.erth_ext(EP_PORT_STATUS, 0b10)))
+    paths.on_endpoint_request(qp, req)
+    assert qp.peer_down == 0b10 and paths.plane_down(qp, 1) and not paths.plane_down(qp, 0)
+    assert calls.log[-1] == ("send_control", qp.profile.home[0], OP_EP_RESPONSE, 0, W.eeth_ext(EP_PORT_STATUS))

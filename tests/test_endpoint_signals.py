@@ -13,7 +13,7 @@ from mrc_wire import packet as W
 from mrc_wire.constants import (
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
-    OP_ACK,
+    OP_EP_REQUEST,
     OP_NACK,
     OP_SACK,
     ev_plane,
@@ -46,7 +46,7 @@ class Solo:
 
     def ack(self, t: float, psn: int, ev: int, cum: int, bitmap: int = 0) -> None:
         """The peer's ACK (a SACK with a bitmap) of `psn`, echoing `ev`, at time t."""
-        self._deliver(t, OP_SACK if bitmap else OP_ACK, psn, W.ack_ext(ev, 0, cum, psn, bitmap))
+        self._deliver(t, OP_SACK, psn, W.sack_ext(ev, cum, psn, bitmap))
 
     def nack(self, t: float, psn: int, ev: int, reason: int = NACK_TRIMMED) -> None:
         self._deliver(t, OP_NACK, psn, W.nack_ext(ev, reason, psn))
@@ -130,7 +130,9 @@ def test_a_port_down_resend_carries_the_retx_class():
     s.a.send_message(1, 4 * 1024)
     s.a.port_down(1)
     assert s.data() == first(4) + [(1, RETX), (3, RETX)]
-    assert [ev_plane(W.parse(f).ev) for f in s.frames[4:]] == [0, 0]
+    later = [p for p in map(W.parse, s.frames[4:]) if p is not None]
+    assert [ev_plane(p.ev) for p in later if p.is_data] == [0, 0]
+    assert [(p.opcode, ev_plane(p.ev)) for p in later if not p.is_data] == [(OP_EP_REQUEST, 0)]  # tells the peer
 
 
 # ---- a NACK cuts the window (docs/nic.md: "multiplicative decrease on ECN, trims ...") ----

@@ -7,7 +7,7 @@ every 50 µs), probe interval 100 µs."""
 from __future__ import annotations
 
 from mrc_wire import packet as W
-from mrc_wire.constants import OP_ACK, OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane
+from mrc_wire.constants import OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
@@ -52,11 +52,11 @@ class Receiver:
 
     def probes(self) -> list[tuple[float, int]]:
         """(time, plane) of each probe A sent (not replies)."""
-        return [(t, ev_plane(p.ev)) for t, p in self.sent if p.opcode == OP_PROBE and not p.probe()[1]]
+        return [(t, ev_plane(p.ev)) for t, p in self.sent if p.opcode == OP_PROBE]
 
     def acks(self) -> list[tuple[float, int]]:
-        """(time, EV it travelled on) of each ACK or SACK A sent."""
-        return [(t, p.ev) for t, p in self.sent if p.opcode in (OP_ACK, OP_SACK)]
+        """(time, EV it travelled on) of each SACK A sent (not probe answers)."""
+        return [(t, p.ev) for t, p in self.sent if p.opcode == OP_SACK and not p.probe_response]
 
 
 def test_arriving_data_makes_its_ev_the_planes_reverse_ev_after_its_own_ack():
@@ -105,9 +105,9 @@ def test_a_reply_confirms_its_plane_and_an_unanswered_plane_waits_its_turn():
     s.stream(16, planes=(0, 1))
     s.sim.run(until=100)
     [(_, p2)] = [(t, p) for t, p in s.sent if p.opcode == OP_PROBE]
-    ev, _, pid = p2.probe()
-    assert ev_plane(ev) == 2 and p2.ev == ev and p2.dscp == CONTROL
-    s.control(110, OP_PROBE, 0, W.probe_ext(ev, 1, pid))
+    ev, pid = p2.ev, p2.probe_id()
+    assert ev_plane(ev) == 2 and p2.dscp == CONTROL
+    s.control(110, OP_SACK, 0, W.probe_reply_ext(ev, pid, 0, 0))
     s.sim.run(until=200)
     assert s.qp.reverse[2] == ev and s.qp.reverse_fresh[2] == 110.0
     s.sim.run(until=350)
@@ -121,7 +121,7 @@ def test_the_starting_reverse_set_is_trusted_from_the_connection():
     s = Receiver()
     assert s.qp.reverse_fresh == {0: 0.0, 1: 0.0}
     s.a.send_message(1, 1024)
-    s.control(10, OP_ACK, 0, W.ack_ext(s.home[0], 0, 1, 0, 0))
+    s.control(10, OP_SACK, 0, W.sack_ext(s.home[0], 1, 0, 0))
     s.data(20, 0, s.home[3])
     s.sim.run(until=30)
     assert s.acks() == [(20.0, s.home[1])]

@@ -100,5 +100,5 @@ def test_nic_events_and_constants_match_mrc_wire():
     assert _consts("NEV", NIC_TYPES) == {name: i for i, name in enumerate(C.NIC_EVENTS)}
     text = NIC_TYPES.read_text()
     assert re.search(rf"NOTICE_SESSION = {C.NOTICE_SESSION};", text)
-    assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 8;", text) and C.NACK_BYTES == 122
+    assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 20 \+ 4;", text) and C.NACK_BYTES == 138
     assert re.search(rf"HOST_PORT = PORT_CONST\({C.HOST_PORT}\)", text)

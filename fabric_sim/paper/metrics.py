@@ -12,10 +12,8 @@ from dataclasses import dataclass
 
 from fabric_sim.report import busy, collective
 from fabric_sim.run import RunResult
-from mrc_wire.constants import ACK_EXT_LEN, BTH_LEN, DATA_EXT_LEN, ETH_LEN, IPV6_LEN, UDP_LEN
-
-DATA_FRAME = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN  # a data frame, payload excluded
-ACK_FRAME = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + ACK_EXT_LEN
+from mrc_wire.constants import DATA_FRAME_BYTES as DATA_FRAME
+from mrc_wire.constants import SACK_FRAME_BYTES as ACK_FRAME
 
 
 def line_goodput(r: RunResult, bidirectional: bool) -> float:

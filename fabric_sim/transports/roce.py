@@ -13,10 +13,12 @@ workload's striping of each message over several QPs.
 - Receiver: only the expected PSN is accepted (in-order placement); a later
   one is discarded and, once per gap, NAKed; a duplicate is re-ACKed if it
   asks. ACKs are cumulative, requested every ACK_EVERY packets and on each
-  message's last. A CE-marked arrival sends a CNP (an ACK with its ECN bit)
-  at most once per DCQCN CNP interval.
+  message's last. A CE-marked arrival sends a CNP (an ACK with IBTA's BECN
+  bit) at most once per DCQCN CNP interval.
 
-The packets are the MRC wire format (mrc_wire.packet), data in the
+The packets are the MRC wire format (mrc_wire.packet): data as MRC's, the
+ACK and NAK as IBTA's (opcode ACK with an AETH: its BTH PSN the last PSN
+received in order, or for a NAK of a sequence error the expected one), data in the
 non-trimmable class: switches drop, not trim, it over their threshold,
 unless the fabric is lossless by PFC (fabric_sim/pfc.py). Under PFC the
 NIC's port can be paused: the scheduler then holds the QPs of that port's
@@ -35,14 +37,15 @@ from collections.abc import Callable, Mapping
 from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
 from mrc_wire import packet as W
 from mrc_wire.constants import (
+    AETH_ACK,
+    AETH_NAK_PSN_SEQ,
     DSCP_DEFAULTS,
     ECN_CE,
     ECT0,
     ETH_LEN,
+    ICRC_LEN,
     IPV6_LEN,
-    NACK_PSN_SEQUENCE,
     OP_ACK,
-    OP_NACK,
     OP_WRITE_LAST,
     OP_WRITE_ONLY,
     ev_plane,
@@ -203,12 +206,13 @@ class RoceEndpoint(W.PacketHost):
         if ackreq:
             qp.ackreq_at = now
         # The payload's zeros are counted, not built (mrc_wire.packet): the NIC takes (headers, pad).
+        pad = seg.length + ICRC_LEN
         raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_data, ECT0, ev, seg.opcode, qp.peer_qpn, seg.psn,
-                      W.data_ext(seg.msg_id, seg.offset, seg.msg_len), ackreq=ackreq, pad=seg.length)
-        wire = (len(raw) + seg.length + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
+                      W.data_ext(seg.msg_id, seg.offset, seg.msg_len, 0, qp.peer_qpn), ackreq=ackreq, pad=pad)
+        wire = (len(raw) + pad + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
         self._free_at = now + wire / self.line_gbps
         qp.next_tx = now + wire / qp.cc.rate(now)
-        self.transmit(raw, seg.length)
+        self.transmit(raw, pad)
         self._arm_timer()
 
     # ---- timeouts ------------------------------------------------------
@@ -243,17 +247,16 @@ class RoceEndpoint(W.PacketHost):
         if pkt.is_data:
             self._on_data(qp, pkt)
         elif pkt.opcode == OP_ACK:
-            ev, ecn_seen, cum, _, _, _ = pkt.ack()
-            self._acked(qp, cum)
-            if ecn_seen:
-                qp.cc.cnp(self.sim.now)
-        elif pkt.opcode == OP_NACK:
-            _, reason, psn = pkt.nack()
-            if reason == NACK_PSN_SEQUENCE:
+            syndrome, _ = pkt.aeth()
+            if syndrome == AETH_NAK_PSN_SEQ:
                 self.stats.nacks += 1
-                self._acked(qp, psn)
+                self._acked(qp, pkt.psn)
                 qp.nxt = 0  # go-back-N: everything from the expected PSN again
                 self._schedule(qp)
+                return
+            self._acked(qp, psn_add(pkt.psn, 1))
+            if pkt.becn:
+                qp.cc.cnp(self.sim.now)
 
     def _acked(self, qp: RoceQp, cum: int) -> None:
         """Everything before `cum` arrived."""
@@ -270,13 +273,13 @@ class RoceEndpoint(W.PacketHost):
         now = self.sim.now
         if pkt.ecn == ECN_CE and now - qp.cnp_at >= CNP_INTERVAL_US:
             qp.cnp_at = now
-            self._control(qp, OP_ACK, W.ack_ext(pkt.ev, 1, qp.expected, pkt.psn, 0))
+            self._ack(qp, AETH_ACK, psn_add(qp.expected, -1), becn=1)
         d = psn_diff(pkt.psn, qp.expected)
         if d > 0:  # out of sequence: discarded, the gap NAKed once
             self.stats.out_of_window += 1
             if qp.nak_for != qp.expected:
                 qp.nak_for = qp.expected
-                self._control(qp, OP_NACK, W.nack_ext(pkt.ev, NACK_PSN_SEQUENCE, qp.expected))
+                self._ack(qp, AETH_NAK_PSN_SEQ, qp.expected)
             return
         if d < 0:
             self.stats.duplicates += 1
@@ -291,12 +294,14 @@ class RoceEndpoint(W.PacketHost):
                 self.stats.delivered += 1
                 self.on_message(qp.qpn, msg_id, None)
         if pkt.ackreq:
-            self._control(qp, OP_ACK, W.ack_ext(pkt.ev, 0, qp.expected, pkt.psn, 0))
+            self._ack(qp, AETH_ACK, psn_add(qp.expected, -1))
 
-    def _control(self, qp: RoceQp, op: int, ext: bytes) -> None:
+    def _ack(self, qp: RoceQp, syndrome: int, psn: int, becn: int = 0) -> None:
+        """An ACK (AETH `syndrome`: ACK or NAK) naming `psn`, BECN set for a CNP."""
         self.stats.acks_sent += 1
         ev = next(iter(qp.reverse.values()))
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, 0, ext), 0)
+        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_ACK, qp.peer_qpn, psn,
+                              W.aeth_ext(syndrome), becn=becn), 0)
 
     def idle(self) -> bool:
         return not any(q.busy() for q in self.qps.values())

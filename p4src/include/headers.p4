@@ -37,61 +37,178 @@ header udp_t {
     bit<16> checksum;
 }
 
-// InfiniBand Base Transport Header (DESIGN.md section 6).
+// Base Transport Header. MRC 1.0 as the two public readings agree, and
+// where they differ this project's choice (docs/nic.md, "Choices"): byte 1
+// as IBTA; byte 4 IBTA's FECN/BECN (reserved in MRC); byte 8 A, reserved,
+// RTX, TS.
 header bth_t {
     bit<8>  opcode;
     bit<1>  se;
-    bit<1>  migreq;
+    bit<1>  m;
     bit<2>  padcnt;
     bit<4>  tver;
     bit<16> pkey;
     bit<1>  fecn;
     bit<1>  becn;
-    bit<6>  resv6;
-    bit<24> dqpn;
-    bit<1>  ackreq;
-    bit<7>  resv7;
+    bit<6>  reserved;
+    bit<24> dqp;
+    bit<1>  a;
+    bit<1>  reserved2;
+    bit<1>  rtx;
+    bit<1>  ts;
+    bit<4>  reserved3;
     bit<24> psn;
 }
 
-// MRC extensions (byte layouts in docs/nic.md).
-header mrc_data_t {   // RDMA write family, 16 bytes
-    bit<32> msg_id;
-    bit<32> offset;
-    bit<32> msg_len;
-    bit<32> reserved;
+// MRC 1.0 headers (DESIGN.md section 6). The field lists equal
+// mrc_wire/headers.py's LAYOUTS (tests/wire/test_layouts.py); reserved
+// fields are zero. Data: METH, TSETH (when bth.ts), RETH, ImmDt (*_IMM).
+header meth_t {
+    bit<16> rqmsn;
+    bit<16> msn;
 }
 
-header mrc_ack_t {    // ACK and SACK, 20 bytes
-    bit<32> ev;
-    bit<1>  ecn_seen;
-    bit<7>  resv;
-    bit<24> cum_psn;
-    bit<8>  resv2;
-    bit<24> ack_psn;
-    bit<64> bitmap;
+header tseth_t {
+    bit<16> tx_timestamp;
+    bit<1>  tsr;
+    bit<11> reserved;
+    bit<4>  ftype;
 }
 
-header mrc_nack_t {   // NACK, 8 bytes
-    bit<32> ev;
-    bit<8>  reason;
-    bit<24> psn;
+header reth_t {
+    bit<64> va;
+    bit<32> r_key;
+    bit<32> dmalen;
 }
 
-header mrc_probe_t {  // probe and probe reply, 8 bytes
-    bit<32> ev;
-    bit<1>  reply;
-    bit<7>  resv;
-    bit<24> probe_id;
+header immdt_t {
+    bit<32> imm;
+}
+
+// SACK: SETH, then CC_STATE.
+header seth_t {
+    bit<4>  htype;
+    bit<5>  nxt;
+    bit<2>  m;
+    bit<3>  reserved;
+    bit<1>  pr;
+    bit<1>  reserved2;
+    bit<16> ack_psn_offset;  // signed
+    bit<32> entropy;
+    bit<16> spdcid;
+    bit<16> dpdcid;
+    bit<8>  reserved3;
+    bit<24> cack_psn;
+    bit<4>  cc_type;
+    bit<4>  cc_fl;
+    bit<8>  mpr;
+    bit<16> sack_offset;  // signed
+    bit<64> sack_bitmap;
+}
+
+header cc_state_t {
+    bit<16> tx_timestamp;
+    bit<1>  reserved;
+    bit<15> ooo_count;
+    bit<1>  r_c;
+    bit<7>  rcv_cwnd_pen;
+    bit<24> rcvd_bytes;
+}
+
+// NACK.
+header neth_t {
+    bit<4>  htype;
+    bit<5>  nxt;
+    bit<7>  reserved;
+    bit<8>  nack_reason;
+    bit<8>  vendor_info;
+    bit<32> entropy;
+    bit<16> spdcid;
+    bit<16> dpdcid;
+    bit<8>  reserved2;
+    bit<24> nack_psn;
+    bit<4>  cc_type;
+    bit<4>  cc_fl;
+    bit<8>  reserved3;
+    bit<16> tx_timestamp;
+}
+
+// Probe request (its answer is a SACK with seth.pr set).
+header peth_t {
+    bit<4>  htype;
+    bit<5>  nxt;
+    bit<7>  reserved;
+    bit<8>  reserved2;
+    bit<8>  vendor_info;
+    bit<16> probe_id;
+    bit<16> reserved3;
+    bit<16> spdcid;
+    bit<16> dpdcid;
+    bit<16> tx_timestamp;
+    bit<1>  tsr;
+    bit<11> reserved4;
+    bit<4>  ftype;
+}
+
+// ACK (IBTA's AETH: the RoCE baseline's ACK and NAK).
+header aeth_t {
+    bit<8>  syndrome;
+    bit<24> msn;
+}
+
+// Endpoint request and response (port status, EV probe).
+header erth_t {
+    bit<4>  htype;
+    bit<5>  nxt;
+    bit<5>  reserved;
+    bit<2>  op;
+    bit<8>  reserved2;
+    bit<8>  vendor_info;
+    bit<32> port_status_mask;
+    bit<32> reserved3;
+    bit<16> tx_timestamp;
+    bit<1>  tsr;
+    bit<11> reserved4;
+    bit<4>  ftype;
+}
+
+header eeth_t {
+    bit<4>  htype;
+    bit<5>  nxt;
+    bit<1>  reserved;
+    bit<2>  op;
+    bit<1>  reserved2;
+    bit<19> reserved3;
+    bit<64> reserved4;
+    bit<64> reserved5;
+    bit<64> reserved6;
+    bit<16> tx_timestamp;
+    bit<16> reserved7;
+    bit<32> reserved8;
+}
+
+// Every packet's trailer: zero in this model (its links do not corrupt).
+header icrc_t {
+    bit<32> icrc;
 }
 
 const bit<16> ROCE_PORT = 4791;
-const bit<8> OP_ACK   = 0xD1;
-const bit<8> OP_SACK  = 0xDC;
-const bit<8> OP_NACK  = 0xDD;
-const bit<8> OP_PROBE = 0xDE;
-const bit<8> NACK_TRIMMED = 1;
-const bit<8> NACK_TRIMMED_LASTHOP = 2;
+const bit<8> OP_ACK         = 0xD1;
+const bit<8> OP_EP_REQUEST  = 0xD8;
+const bit<8> OP_EP_RESPONSE = 0xD9;
+const bit<8> OP_SACK        = 0xDC;
+const bit<8> OP_NACK        = 0xDD;
+const bit<8> OP_PROBE       = 0xDE;
+const bit<8> NACK_TRIMMED         = 0x01;
+const bit<8> NACK_TRIMMED_LASTHOP = 0x02;
+const bit<8> NACK_PSN_OOR_WINDOW  = 0x0B;
+const bit<4> NETH_CC_TYPE = 2;    // as both readings fill it
+
+// Header lengths, named once (bytes).
+const bit<16> UDP_BYTES  = 8;
+const bit<16> BTH_BYTES  = 12;
+const bit<16> NETH_BYTES = 20;
+const bit<16> ICRC_BYTES = 4;
 
 // IPv6 with its addresses as 64-bit halves: the NIC uses it so that no
 // target needs arithmetic on 128-bit values (p4c-dpdk has none).

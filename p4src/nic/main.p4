@@ -62,7 +62,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             if (meta.is_nack == 1) {
                 TRUNCATE(NACK_BYTES);
                 MIRROR_TO(NOTICE_SESSION);   // notice to the host
-                nack_reasons.count((bit<32>)hdr.nack.reason);
+                nack_reasons.count((bit<32>)hdr.neth.nack_reason);
                 nic_events.count(NEV_NACK);
             } else {
                 ev_stats.apply();

@@ -1,5 +1,7 @@
-// From the host: Ethernet / IPv6 (inner) / UDP / BTH / extension.
+// From the host: Ethernet / IPv6 (inner) / UDP / BTH / MRC 1.0 headers.
 // From the fabric: Ethernet / IPv6 (outer, next header 41) / the same.
+// The headers each opcode carries are DESIGN.md section 6's; a data
+// packet's TSETH is there when the BTH's TS flag says so.
 #ifndef MRC_NIC_PARSER_P4
 #define MRC_NIC_PARSER_P4
 
@@ -38,19 +40,39 @@ parser NicParser(PARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
     state parse_bth {
         pkt.extract(hdr.bth);
         transition select(hdr.bth.opcode) {
-            0xC6 &&& 0xFE: parse_data;   // 0xC6, 0xC7
-            0xC8 &&& 0xFC: parse_data;   // 0xC8 .. 0xCB
-            OP_ACK: parse_ack;
-            OP_SACK: parse_ack;
-            OP_NACK: parse_nack;
-            OP_PROBE: parse_probe;
+            0xC6 &&& 0xFE: parse_meth;   // write first, middle
+            0xC8 &&& 0xFC: parse_meth;   // write last, last with immediate, only, only with immediate
+            OP_ACK: parse_aeth;
+            OP_SACK: parse_seth;
+            OP_NACK: parse_neth;
+            OP_PROBE: parse_peth;
+            OP_EP_REQUEST: parse_erth;
+            OP_EP_RESPONSE: parse_eeth;
             default: accept;
         }
     }
-    state parse_data  { pkt.extract(hdr.data);  transition accept; }
-    state parse_ack   { pkt.extract(hdr.ack);   transition accept; }
-    state parse_nack  { pkt.extract(hdr.nack);  transition accept; }
-    state parse_probe { pkt.extract(hdr.probe); transition accept; }
+    state parse_meth {
+        pkt.extract(hdr.meth);
+        transition select(hdr.bth.ts) {
+            1: parse_tseth;
+            default: parse_reth;
+        }
+    }
+    state parse_tseth { pkt.extract(hdr.tseth); transition parse_reth; }
+    state parse_reth {
+        pkt.extract(hdr.reth);
+        transition select(hdr.bth.opcode) {
+            0xC9 &&& 0xFD: parse_immdt;   // 0xC9, 0xCB: the two *_IMM opcodes
+            default: accept;
+        }
+    }
+    state parse_immdt { pkt.extract(hdr.immdt); transition accept; }
+    state parse_aeth  { pkt.extract(hdr.aeth); meta.control = 1; transition accept; }
+    state parse_seth  { pkt.extract(hdr.seth); pkt.extract(hdr.cc_state); meta.control = 1; transition accept; }
+    state parse_neth  { pkt.extract(hdr.neth); meta.control = 1; transition accept; }
+    state parse_peth  { pkt.extract(hdr.peth); meta.control = 1; transition accept; }
+    state parse_erth  { pkt.extract(hdr.erth); meta.control = 1; transition accept; }
+    state parse_eeth  { pkt.extract(hdr.eeth); meta.control = 1; transition accept; }
 }
 
 control NicDeparser(DEPARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
@@ -60,10 +82,18 @@ control NicDeparser(DEPARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
         pkt.emit(hdr.inner);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.bth);
-        pkt.emit(hdr.data);
-        pkt.emit(hdr.ack);
-        pkt.emit(hdr.nack);
-        pkt.emit(hdr.probe);
+        pkt.emit(hdr.meth);
+        pkt.emit(hdr.tseth);
+        pkt.emit(hdr.reth);
+        pkt.emit(hdr.immdt);
+        pkt.emit(hdr.aeth);
+        pkt.emit(hdr.seth);
+        pkt.emit(hdr.cc_state);
+        pkt.emit(hdr.neth);
+        pkt.emit(hdr.peth);
+        pkt.emit(hdr.erth);
+        pkt.emit(hdr.eeth);
+        pkt.emit(hdr.icrc);
     }
 }
 

@@ -15,10 +15,36 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     bit<24> peer_qpn = 0;
     action set_peer(bit<24> qpn) { peer_qpn = qpn; }
     table qp_peer {
-        key = { hdr.bth.dqpn : exact @name("qpn"); }
+        key = { hdr.bth.dqp : exact @name("qpn"); }
         actions = { set_peer; @defaultonly drop; }
         const default_action = drop(nic_drop_reason_t.UNKNOWN_QP);
         size = QP_TABLE_SIZE;
+    }
+
+    // The NETH of a trimmed data packet (every field set: setValid leaves
+    // them undefined), echoing its EV, PSN and TSETH timestamp; the data
+    // headers go, the ICRC (zero) comes.
+    action build_neth(bit<8> reason, bit<24> peer) {
+        hdr.neth.setValid();
+        hdr.neth.htype = 0;
+        hdr.neth.nxt = 0;
+        hdr.neth.reserved = 0;
+        hdr.neth.nack_reason = reason;
+        hdr.neth.vendor_info = 0;
+        hdr.neth.entropy = meta.ev;
+        hdr.neth.spdcid = hdr.bth.dqp[15:0];
+        hdr.neth.dpdcid = peer[15:0];
+        hdr.neth.reserved2 = 0;
+        hdr.neth.nack_psn = hdr.bth.psn;
+        hdr.neth.cc_type = NETH_CC_TYPE;
+        hdr.neth.cc_fl = 0;
+        hdr.neth.reserved3 = 0;
+        hdr.neth.tx_timestamp = 0;
+        hdr.icrc.setValid();
+        hdr.icrc.icrc = 0;
+        hdr.meth.setInvalid();
+        hdr.reth.setInvalid();
+        hdr.immdt.setInvalid();
     }
 
     apply {
@@ -36,7 +62,7 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
         if (meta.drop == 1) {
             // counted by the caller
-        } else if (hdr.data.isValid() && (hdr.outer.dscp == meta.dscp_trimmed ||
+        } else if (hdr.meth.isValid() && (hdr.outer.dscp == meta.dscp_trimmed ||
                                           hdr.outer.dscp == meta.dscp_trimmed_lasthop)) {
             qp_peer.apply();
             if (meta.drop == 0) {
@@ -45,13 +71,18 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                     reason = NACK_TRIMMED;
                 }
                 meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];
-                hdr.nack.setValid();
-                hdr.nack.ev = meta.ev;
-                hdr.nack.reason = reason;
-                hdr.nack.psn = hdr.bth.psn;
-                hdr.data.setInvalid();
+                build_neth(reason, peer_qpn);
+                if (hdr.tseth.isValid()) {
+                    hdr.neth.tx_timestamp = hdr.tseth.tx_timestamp;
+                    hdr.tseth.setInvalid();
+                }
                 hdr.bth.opcode = OP_NACK;
-                hdr.bth.dqpn = peer_qpn;
+                hdr.bth.dqp = peer_qpn;
+                hdr.bth.a = 0;      // byte 8: no flag of the data packet's
+                hdr.bth.reserved2 = 0;
+                hdr.bth.rtx = 0;
+                hdr.bth.ts = 0;
+                hdr.bth.reserved3 = 0;
                 bit<64> sender_hi = hdr.inner.src_hi;
                 bit<64> sender_lo = hdr.inner.src_lo;
                 hdr.inner.src_hi = hdr.inner.dst_hi;
@@ -60,9 +91,9 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 hdr.inner.dst_lo = sender_lo;
                 hdr.inner.dscp = meta.dscp_control;
                 hdr.inner.ecn = 0;
-                hdr.inner.payload_len = 8 + 12 + 8;
+                hdr.inner.payload_len = UDP_BYTES + BTH_BYTES + NETH_BYTES + ICRC_BYTES;
                 hdr.inner.hop_limit = 64;
-                hdr.udp.length = 8 + 12 + 8;
+                hdr.udp.length = UDP_BYTES + BTH_BYTES + NETH_BYTES + ICRC_BYTES;
                 hdr.udp.checksum = 0;
                 meta.encap = 1;     // reverse path: the EV's plane and spine
                 meta.is_nack = 1;

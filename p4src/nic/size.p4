@@ -12,6 +12,6 @@
 #define NUM_PLANES           8       // plane_port, plane_tx: every 3-bit plane
 #define NUM_NIC_DROP_REASONS 16      // nic_drops
 #define NUM_NIC_EVENTS       8       // nic_events
-#define NUM_NACK_REASONS     8       // nack_reasons
+#define NUM_NACK_REASONS     32      // nack_reasons: every NETH reason up to UNEXP_EVENT (0x19)
 
 #endif

@@ -1,6 +1,6 @@
 // Transmit (host to fabric), steps 1 and 2 of DESIGN.md section 5: data
 // takes the next slot of its QP's rotation (a power-of-two slot table);
-// ACK, SACK, NACK and probes go on the EV the host wrote into their inner
+// control (ACK, SACK, NACK, probe, endpoint request and response) goes on the EV the host wrote into their inner
 // headers (UDP source port and flow label): a reverse EV of the QP, or the
 // EV a probe tests. The EV goes into the inner headers (step 4); Encap
 // (applied once, in main.p4) builds the carrier and the outer header.
@@ -23,7 +23,7 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         slot_mask = mask;
     }
     table qp_ev {
-        key = { hdr.bth.dqpn : exact @name("qpn"); }
+        key = { hdr.bth.dqp : exact @name("qpn"); }
         actions = { set_qp; @defaultonly drop; }
         const default_action = drop(nic_drop_reason_t.UNKNOWN_QP);
         size = QP_TABLE_SIZE;
@@ -46,7 +46,7 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
         if (meta.drop == 1) {
             // counted by the caller
-        } else if (hdr.ack.isValid() || hdr.nack.isValid() || hdr.probe.isValid()) {
+        } else if (meta.control == 1) {
             meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];   // the host's EV
         } else {
             bit<16> turn;
@@ -63,7 +63,7 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             meta.encap = 1;
             meta.outer_dscp = hdr.inner.dscp;   // the host sets the class
             meta.outer_ecn = 0;
-            if (hdr.data.isValid()) {
+            if (hdr.meth.isValid()) {
                 meta.outer_ecn = 2;   // ECT(0) on data
             }
         }

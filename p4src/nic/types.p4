@@ -32,18 +32,28 @@ const bit<32> NEV_TX       = 0;
 const bit<32> NEV_RX       = 1;
 const bit<32> NEV_NACK     = 2;
 
-const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 8;
+// A NACK built from a trimmed stub: Ethernet, both IPv6 headers, UDP, BTH,
+// NETH and the ICRC (mrc_wire.constants.NACK_BYTES).
+const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 20 + 4;
 
 struct nic_headers_t {
-    ethernet_t  ethernet;
+    ethernet_t   ethernet;
     ipv6_split_t outer;
     ipv6_split_t inner;
-    udp_t       udp;
-    bth_t       bth;
-    mrc_data_t  data;
-    mrc_ack_t   ack;
-    mrc_nack_t  nack;
-    mrc_probe_t probe;
+    udp_t        udp;
+    bth_t        bth;
+    meth_t       meth;       // data: METH, TSETH, RETH, ImmDt
+    tseth_t      tseth;
+    reth_t       reth;
+    immdt_t      immdt;
+    aeth_t       aeth;       // control: one of these
+    seth_t       seth;
+    cc_state_t   cc_state;
+    neth_t       neth;
+    peth_t       peth;
+    erth_t       erth;
+    eeth_t       eeth;
+    icrc_t       icrc;       // emitted only by the NACK the NIC builds
 }
 
 struct nic_metadata_t {
@@ -63,6 +73,7 @@ struct nic_metadata_t {
     bit<11>  dst_row;
     bit<1>   encap;        // set by transmit or the NACK path
     bit<1>   is_nack;
+    bit<1>   control;      // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
     bit<6>   outer_dscp;
     bit<2>   outer_ecn;
 }

@@ -97,7 +97,7 @@ def compare(program: str, count: int, seed: int) -> int:
 
 # Bytes a model reads from the front of a frame (the longest header chain):
 # what the timed fabric always carries; only zeros after it are padded.
-HEADER_SPAN = {"switch": 54, "nic": 54 + 40 + 8 + 12 + 20}
+HEADER_SPAN = {"switch": 54, "nic": 54 + 40 + 8 + 12 + 36}  # a SACK's SETH and CC_STATE, or an EETH
 
 
 def _materialized(res: Any) -> list[tuple[Any, ...]]:

@@ -32,7 +32,7 @@ def addr(nic: int) -> str:
 def host_data(
     dst: int = PEER, psn: int = 5, payload: bytes = bytes(range(64)), qpn: int = PEER_QPN, fl: int = 0x30000
 ) -> Ether:
-    """A data packet as the host transport hands it to its NIC. BTH.dqpn is
+    """A data packet as the host transport hands it to its NIC. BTH.dqp is
     the peer's QP; the NIC's qp_ev table is keyed by it."""
     return Ether(src=HOST_MAC, dst=NIC_MAC) / _inner(addr(ME), addr(dst), qpn, psn, payload, fl, D["data_trimmable"], 2)
 
@@ -42,15 +42,15 @@ def host_control(opcode: int, ext, path_ev: int, dst: int = PEER) -> Ether:
     `path_ev` written in its inner UDP source port and flow label."""
     inner = (IPv6(src=addr(ME), dst=addr(dst), tc=D["control"] << 2, fl=path_ev & 0xFFFF, hlim=64)
              / UDP(sport=path_ev >> 16, dport=H.ROCE_PORT, chksum=0)
-             / H.BTH(opcode=opcode, dqpn=PEER_QPN, psn=7) / ext)
+             / H.BTH(opcode=opcode, dqp=PEER_QPN, psn=7) / ext / H.ICRC)
     return Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(bytes(inner))
 
 
 def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp: int, ecn: int) -> IPv6:
     pkt = (IPv6(src=src, dst=dst, tc=(dscp << 2) | ecn, fl=fl, hlim=64)
            / UDP(sport=0, dport=H.ROCE_PORT, chksum=0)
-           / H.BTH(opcode=H.OP_WRITE_ONLY, dqpn=qpn, psn=psn, ackreq=1)
-           / H.MRCData(msg_id=1, offset=0, msg_len=len(payload)) / payload)
+           / H.BTH(opcode=H.OP_WRITE_ONLY, dqp=qpn, psn=psn, a=1, ts=1)
+           / H.data_headers(1, 0, len(payload), ts=0x2A5) / payload / H.ICRC)
     return IPv6(bytes(pkt))
 
 

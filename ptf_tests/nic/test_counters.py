@@ -104,7 +104,7 @@ def test_data_to_a_row_without_template_dropped_unknown_row(nic_target):
 def test_control_on_an_ev_of_a_plane_without_port_dropped_no_plane(nic_target):
     ev = (REVERSE & ~7) | 7  # plane 7: the demo NIC has ports on planes 0-1 only
     assert 7 not in {p.plane for p in NIC.planes}
-    _dropped(nic_target, host_control(H.OP_ACK, H.MRCAck(ev=REVERSE, cum_psn=7, ack_psn=7), ev), "no_plane")
+    _dropped(nic_target, host_control(H.OP_SACK, H.SETH(entropy=REVERSE, cack_psn=7) / H.CCState(), ev), "no_plane")
 
 
 def test_port_tx_counts_frames_as_they_leave(bmv2_nic):

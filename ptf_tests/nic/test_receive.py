@@ -55,15 +55,18 @@ def test_outer_ce_not_copied_to_not_ect_inner(nic_target):
 
 
 def _expected_nack(trimmed: Ether, reason: int) -> bytes:
-    inner = IPv6(bytes(trimmed[IPv6].payload))
-    ev = (inner[UDP].sport << 16) | (inner.fl & 0xFFFF)
-    nack = (IPv6(src=inner.dst, dst=inner.src, tc=D["control"] << 2, fl=inner.fl, hlim=64, plen=28)
-            / UDP(sport=inner[UDP].sport, dport=H.ROCE_PORT, len=28, chksum=0)
-            / H.BTH(bytes(inner[H.BTH])[:12]))
-    nack[H.BTH].opcode = H.OP_NACK
-    nack[H.BTH].dqpn = PEER_QPN
-    nack = IPv6(bytes(nack)[:60]) / H.MRCNack(ev=ev, reason=reason, psn=inner[H.BTH].psn)
-    return bytes(encapsulated(IPv6(bytes(nack)), ev, ME, PEER, D["control"], 0))
+    """DESIGN.md section 5, step 2, in MRC 1.0's headers: back to the sender
+    on the same EV, the BTH's opcode NACK, its QP the sender's, no flag;
+    NETH echoing the EV, the PSN and the TSETH timestamp; the ICRC."""
+    m = H.Mrc(bytes(trimmed[IPv6].payload))
+    inner = m.ip
+    bth = H.BTH(bytes(m.bth))
+    bth.opcode, bth.dqp, bth.a, bth.rtx, bth.ts = H.OP_NACK, PEER_QPN, 0, 0, 0
+    neth = H.NETH(nack_reason=reason, entropy=m.ev, spdcid=m.bth.dqp & 0xFFFF, dpdcid=PEER_QPN & 0xFFFF,
+                  nack_psn=m.bth.psn, tx_timestamp=m.hdrs["TSETH"].tx_timestamp)
+    nack = (IPv6(src=inner.dst, dst=inner.src, tc=D["control"] << 2, fl=inner.fl, hlim=64, plen=44)
+            / UDP(sport=m.sport, dport=H.ROCE_PORT, len=44, chksum=0) / bth / neth / H.ICRC)
+    return bytes(encapsulated(IPv6(bytes(nack)), m.ev, ME, PEER, D["control"], 0))
 
 
 def _trimmed(dscp: int) -> Ether:
@@ -75,7 +78,7 @@ def test_trimmed_data_becomes_exact_nack_on_same_plane(nic_target):
     stub = _trimmed(D["trimmed"])
     nic_target.send(PLANE_PORT, stub)
     nack = _expected_nack(stub, H.NACK_TRIMMED)
-    assert len(nack) == 14 + 40 + 40 + 8 + 12 + 8
+    assert len(nack) == 14 + 40 + 40 + 8 + 12 + 20 + 4
     assert IPv6(nack[14:]).dst == carrier(EV & 7, ME, PEER, (EV >> 3) & 0xFF)
     nic_target.verify_packet(nack, PLANE_PORT)
     notice = bytearray(bytes(_to_host(stub)))

@@ -84,9 +84,11 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
 
     echoed, path = PROFILE.home[0], PROFILE.home[1]
     assert ev_plane(echoed) != ev_plane(path)
-    for op, ext in ((H.OP_ACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=7)),
-                    (H.OP_SACK, H.MRCAck(ev=echoed, cum_psn=7, ack_psn=9, bitmap=2)),
-                    (H.OP_NACK, H.MRCNack(ev=echoed, reason=1, psn=7))):
+    for op, ext in ((H.OP_ACK, H.AETH(syndrome=0x1F)),
+                    (H.OP_SACK, H.SETH(entropy=echoed, cack_psn=7, sack_offset=2, sack_bitmap=2) / H.CCState()),
+                    (H.OP_NACK, H.NETH(entropy=echoed, nack_reason=1, nack_psn=7)),
+                    (H.OP_PROBE, H.PETH(probe_id=3)),
+                    (H.OP_EP_REQUEST, H.ERTH(port_status_mask=2))):
         pkt = host_control(op, ext, path)
         nic_target.send(N.HOST_PORT, pkt)
         exp = encapsulated(pkt[IPv6], path, ME, PEER, D["control"], 0)

@@ -95,7 +95,7 @@ def test_a_4_to_1_incast_is_lossless_under_pfc_and_drops_without_it():
     assert any(e.pauses for e in nic_ports), "the T0 pauses the senders' NICs"
     # The RoCE scheduler holds its packets while its port is paused: one frame on the wire, at most one
     # more handed over at the instant it ends.
-    assert max(e.peak for e in nic_ports) == 2
+    assert 1 <= max(e.peak for e in nic_ports) <= 2
     off, _ = _incast({"enabled": False})
     assert off.drops.get("switch:congestion", 0) > 0 and off.pfc is None
 

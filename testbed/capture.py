@@ -1,0 +1,114 @@
+"""A capture to look at: one transfer between two NICs of the demo
+topology, with a trim, a loss and a probe, written as a pcap.
+
+    python -m testbed.capture [OUT.pcap]      (make capture; default results/capture.pcap)
+
+Two reference NIC pipelines (nic_model.nic_pipeline) with the MRC endpoint
+on each host port, plane ports linked back to back on the event clock (a
+link of 5 µs). The link trims the first copy of PSN 4 (as a switch over
+its threshold would: cut to 256 bytes, DSCP TRIMMED) and drops every
+packet on one EV until 400 µs (a broken path that heals), so the capture
+holds data, SACKs, the NIC's NACK for the trim, the loss's resend, the
+probes of the retired EV, their answers and the EV's return. Every frame
+on a plane link is written as it leaves its NIC, and every frame a NIC
+hands its host; the times are the event clock's. Read it with
+`python -m mrc_wire.dissect OUT.pcap` or with Wireshark and
+wireshark/mrc.lua (docs/nic.md, "Captures").
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from control_plane import nic_plan as N
+from control_plane import topology
+from control_plane.addressing import nic_address
+from mrc_wire import pcap
+from mrc_wire.constants import DATA_OPCODES, ETH_LEN, IPV6_LEN
+from nic_model.endpoint import Endpoint
+from nic_model.ev import EvProfile
+from nic_model.nic_pipeline import NicModel
+from sim_core.sim import Sim
+from testbed import toolchain
+
+DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"
+A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
+LINK_US = 5.0
+TRIM_PSN, TRIM_BYTES = 4, 256
+HEAL_US = 400.0
+ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd"
+INNER = ETH_LEN + IPV6_LEN  # where the inner IPv6 header of a frame on a plane link starts
+
+
+def _ev(frame: bytes) -> int:
+    return (int.from_bytes(frame[INNER + 40:INNER + 42], "big") << 16) | int.from_bytes(frame[INNER + 2:INNER + 4],
+                                                                                        "big")
+
+
+class Capture:
+    """The two NICs, their hosts and the link between them; `frames` what was seen."""
+
+    def __init__(self) -> None:
+        topo = topology.load(DEMO)
+        self.sim = Sim()
+        self.frames: list[tuple[float, bytes]] = []
+        profile = lambda: EvProfile.spread(planes=topo.planes, spines=topo.t1_per_plane, slots=8)  # noqa: E731
+        pa, pb = profile(), profile()
+        pa.mirror = True  # the NIC walks the rotation; the endpoint follows
+        self.bad = pa.home[1]
+        self.trimmed = False
+        self.nics = {A_NIC: NicModel("a"), B_NIC: NicModel("b")}
+        for nic, qpn, peer, prof in ((A_NIC, A_QPN, B_QPN, pa), (B_NIC, B_QPN, A_QPN, pb)):
+            backups = tuple(e for pool in prof.backups.values() for e in pool)
+            self.nics[nic].install(N.nic_state(topo, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)]).entries())
+        sink = lambda qpn, writes: self.nics[A_NIC].write_slots(writes)  # noqa: E731
+        self.eps = {A_NIC: Endpoint(self.sim, str(nic_address(topo, A_NIC)), lambda r: self._in(A_NIC, 0, ETH + r),
+                                    slot_sink=sink, probe_interval=100.0),
+                    B_NIC: Endpoint(self.sim, str(nic_address(topo, B_NIC)), lambda r: self._in(B_NIC, 0, ETH + r))}
+        self.eps[A_NIC].connect(A_QPN, B_QPN, str(nic_address(topo, B_NIC)), pa)
+        self.eps[B_NIC].connect(B_QPN, A_QPN, str(nic_address(topo, A_NIC)), pb)
+
+    def _in(self, nic: int, port: int, frame: bytes) -> None:
+        for out in self.nics[nic].process(port, frame):
+            self.frames.append((self.sim.now, out.frame))
+            if out.port == N.HOST_PORT:
+                self.sim.at(1.0, lambda f=out.frame: self.eps[nic].receive(f[ETH_LEN:]))
+            else:
+                self._link(nic, out.port, out.frame)
+
+    def _link(self, nic: int, port: int, frame: bytes) -> None:
+        if _ev(frame) == self.bad and self.sim.now < HEAL_US:
+            return  # the broken path
+        opcode = frame[INNER + 48]
+        if not self.trimmed and opcode in DATA_OPCODES and int.from_bytes(frame[INNER + 57:INNER + 60], "big") \
+                == TRIM_PSN:
+            self.trimmed = True
+            trimmed = self.nics[nic].config.dscp_trimmed
+            cut = bytearray(frame[:TRIM_BYTES])
+            cut[ETH_LEN] = (cut[ETH_LEN] & 0xF0) | (trimmed >> 2)
+            cut[ETH_LEN + 1] = ((trimmed & 3) << 6) | (cut[ETH_LEN + 1] & 0x3F)
+            frame = bytes(cut)
+        other = B_NIC if nic == A_NIC else A_NIC
+        self.sim.at(LINK_US, lambda: self._in(other, port, frame))
+
+    def run(self, message_bytes: int = 32 * 1024, until_us: float = 1500.0) -> None:
+        self.eps[A_NIC].send_message(A_QPN, bytes(i % 251 for i in range(message_bytes)))
+        self.sim.run(until=until_us)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    out = Path(args[0]) if args else Path("results") / "capture.pcap"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cap = Capture()
+    cap.run()
+    n = pcap.write(out, cap.frames)
+    s = cap.eps[A_NIC].stats
+    print(f"wrote {n} frames to {out}: {s.sent} data sent, {s.retransmits} resent, {s.nacks} NACKs, "
+          f"{s.probes} probes; read it with: python -m mrc_wire.dissect {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
