@@ -1,3 +1,3 @@
 """The transports a scenario compares, side by side: MRC and single path
 (the MRC endpoint, nic_model.endpoint), and RoCE with DCQCN (roce.py,
-dcqcn.py); their QPs and NIC plans in common.py."""
+dcqcn.py); their QPs and NIC plans in qps.py."""

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
-from fabric_sim import cc_profile
-from fabric_sim.fabric import Fabric
-from fabric_sim.scenario import Pin, Transport
+from fabric_sim.net.fabric import Fabric
+from fabric_sim.scenario import Pin, Transport, cc_profile
 from mrc_wire.constants import ev_plane, ev_spine
 from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
@@ -120,7 +119,7 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
 
 
 def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
-    """A QP's window, of the transport's profile (fabric_sim/cc_profile.py)."""
+    """A QP's window, of the transport's profile (fabric_sim/scenario/cc_profile.py)."""
     return cc_profile.build(t.cc, nic_gbps, mtu, rtt, flows_per_nic)
 
 

@@ -18,7 +18,7 @@ workload's striping of each message over several QPs.
 
 The packets are the MRC wire format (mrc_wire.packet), data in the
 non-trimmable class: switches drop, not trim, it over their threshold,
-unless the fabric is lossless by PFC (fabric_sim/pfc.py). Under PFC the
+unless the fabric is lossless by PFC (fabric_sim/net/pfc.py). Under PFC the
 NIC's port can be paused: the scheduler then holds the QPs of that port's
 plane (`hold`) until the port resumes (`wake`), as a NIC's transmit
 scheduler stops a paused priority; nothing is queued to be dropped.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim import report
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
 from mrc_wire.constants import ev_plane
 from nic_model.ev import EvState
 from tests.sim.helpers import exactly_once, make
