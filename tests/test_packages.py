@@ -43,7 +43,7 @@ FABRIC_SIM = {
     "net": {"scenario"},  # the timed network
     "transports": {"scenario", "net"},  # what runs on the hosts
     "runner": {"scenario", "net", "transports"},  # running scenarios
-    "report": {"scenario", "net", "runner"},  # tables and plots of finished runs
+    "report": {"scenario", "net", "transports", "runner"},  # tables and plots of finished runs
     "cli": {"scenario", "runner", "report"},  # mrc-sim
     "__main__": {"cli"},
 }

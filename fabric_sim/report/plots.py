@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 from fabric_sim.report import fcts, ideal_fct
 from fabric_sim.report.pfc_plot import paused
 from fabric_sim.runner.run import RunResult
+from fabric_sim.transports import kinds
 
 COLORS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
 
@@ -115,7 +116,7 @@ def spines(results: list[RunResult], path: Path) -> None:
 
 
 def ev_states(results: list[RunResult], path: Path) -> None:
-    runs = [r for r in results if r.transport.kind == "mrc"]
+    runs = [r for r in results if kinds.of(r.transport).plots_ev_states]
     if not runs:
         return
     fig, axes = plt.subplots(len(runs), 1, figsize=(7, 2.6 * len(runs)), sharex=True, squeeze=False)

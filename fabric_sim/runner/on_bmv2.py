@@ -30,7 +30,7 @@ from fabric_sim.net.fabric import base_rtt
 from fabric_sim.runner.driver import Driver
 from fabric_sim.runner.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile, workload
-from fabric_sim.transports import qps as transport
+from fabric_sim.transports import kinds, qps
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from nic_model.endpoint import Endpoint
@@ -60,8 +60,9 @@ def unsupported(sc: Scenario) -> str | None:
     for i, t in enumerate(sc.transports):
         if t.topology is not None or t.links is not None:
             return f"transports[{i}]: a fabric of its own is not available on BMv2"
-        if t.kind == "roce":
-            return f"transports[{i}].kind: the RoCE baseline runs on the timed fabric only"
+        refusal = kinds.of(t).bmv2_refusal
+        if refusal:
+            return f"transports[{i}].kind: {refusal}"
     return None
 
 
@@ -97,8 +98,8 @@ class Bmv2Fabric:
             st = S.switch_state(t, name)
             self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
                          P.SWITCH_DEFAULTS)
-        for n, qps in sorted(specs.items()):
-            st = nic_plan.nic_state(t, n, qps)
+        for n, nic_qps in sorted(specs.items()):
+            st = nic_plan.nic_state(t, n, nic_qps)
             name = A.nic_name(n)
             self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
@@ -162,7 +163,8 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links, specs = transport.plan(t, topo, workload.pairs_of(msgs), qpp, sc.seed, pins)
+    tr = kinds.of(t)
+    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins)
     fab = Bmv2Fabric(topo, specs)
     try:
         host = {n: sock(fab.devices[A.nic_name(n)].host_iface(HOST_PORT)) for n in fab.nics}
@@ -192,8 +194,8 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         # software latency (milliseconds) as queueing.
         rtt = base_rtt(sc.links, sc.endpoint.mtu)
         flows = Counter(a for a, _ in links)
-        for (a, b), qps in links.items():
-            for q in qps:
+        for (a, b), pair in links.items():
+            for q in pair:
                 for src, dst, mine, peer, prof in (
                     (a, b, q.qpn_a, q.qpn_b, q.prof_a),
                     (b, a, q.qpn_b, q.qpn_a, q.prof_b),
@@ -206,7 +208,7 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
                         flows[a] * qpp,
                     )
                     eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
-        reconv = transport.Reconverger(fab, links, t.reconvergence_us * SCALE) if t.kind == "single_path" else None
+        reconv = qps.Reconverger(fab, links, t.reconvergence_us * SCALE) if tr.reroutes else None
         on_fault = reconv.fault if reconv else (lambda: None)
         for m in msgs:
             if m.start is not None:

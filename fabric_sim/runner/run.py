@@ -18,9 +18,8 @@ from fabric_sim.runner import faults, footprint, outcome
 from fabric_sim.runner.driver import Driver
 from fabric_sim.scenario import Scenario, Transport, workload
 from fabric_sim.scenario.workload import Message
-from fabric_sim.transports import qps as transport
-from fabric_sim.transports.roce import RoceEndpoint
-from nic_model.endpoint import Endpoint
+from fabric_sim.transports import kinds, qps
+from fabric_sim.transports.transport import Site, Timers
 from nic_model.host import Host
 from sim_core.sim import Sim, gc_frozen
 
@@ -41,9 +40,6 @@ class Timeline:
 
 
 TRACED = 16
-# RoCE's local ACK timeout is milliseconds on real NICs (4.096 µs x 2^t);
-# 100 base RTTs keeps runs short and only flatters RoCE's tail losses.
-ROCE_RTO_RTTS = 100
 
 @dataclass
 class RunResult:
@@ -80,74 +76,45 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
     footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
     sim = Sim()
-    # DCQCN's network marks ECN at the last hop too: the RoCE baseline's switches do.
-    fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=t.kind == "roce",
+    tr = kinds.of(t)
+    fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=tr.marks_last_hop,
                  egress=pfc.PfcEgress if t.pfc else Egress, progress=progress)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = transport.setup(t, fab, pairs, qpp, sc.seed, pins, progress)
-    for qps in list(links.values())[:TRACED]:
-        qps[0].prof_a.clock = lambda: sim.now
+    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress)
+    for traced in list(links.values())[:TRACED]:
+        traced[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
     flows = Counter(a for a, _ in pairs)
     hosts: dict[int, Host] = {}  # NIC -> its endpoint, filled below
     drv = Driver(msgs, links, hosts.__getitem__, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
+    timers = Timers(tr.rto(ecfg, rtt), ecfg.probe_interval_us or 2 * rtt,
+                    ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt)
     for node in fab.nics:
-        if node.slot_base and t.kind == "roce":
-            roce = RoceEndpoint(
-                sim,
-                A.nic_address(topo, node.n).packed,
-                node.tx,
-                line_gbps=nic_gbps,
-                mtu=ecfg.mtu,
-                rto=ecfg.rto_us or ROCE_RTO_RTTS * rtt,
-                retry_limit=ecfg.retry_limit,
-                dscp=topo.dscp,
-                on_message=drv.delivered,
-                on_place=drv.ledger.place,
-            )
-            node.endpoint = hosts[node.n] = roce
+        if node.slot_base:
+            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
+                if tr.scheduled and ecfg.tx_backlog else None
+            site = Site(sim, A.nic_address(topo, node.n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
+                        sc.seed + node.n, True, drv.delivered, drv.ledger.place, node.slots)
+            node.endpoint = hosts[node.n] = tr.endpoint(site)
             if pfc_net:
-                pfc_net.attach(node, roce)
-        elif node.slot_base:
-            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"])
-            mrc = Endpoint(
-                sim,
-                A.nic_address(topo, node.n).packed,
-                sched.transmit if ecfg.tx_backlog else node.tx,
-                mtu=ecfg.mtu,
-                rto=ecfg.rto_us or 10 * rtt,
-                retry_limit=ecfg.retry_limit,
-                probe_interval=ecfg.probe_interval_us or 2 * rtt,
-                reorder_window=ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt,
-                dscp=topo.dscp,
-                keep_payload=False,
-                elide=True,  # the models carry headers; a payload's zeros are counted (mrc_wire.packet)
-                seed=sc.seed + node.n,
-                ack_bytes=ecfg.ack_bytes,
-                ablate=frozenset(t.ablate),
-                on_message=drv.delivered,
-                on_place=drv.ledger.place,
-                slot_sink=node.slots,
-            )
-            node.endpoint = hosts[node.n] = mrc
-            sched.endpoint = mrc  # the scheduler stamps the MRC endpoint's own copies
-    for (a, b), qps in links.items():
+                pfc_net.attach(node, node.endpoint)
+    for (a, b), pair in links.items():
         ea, eb = hosts[a], hosts[b]
-        for q in qps:
+        for q in pair:
             ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
-                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
             eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=transport.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
 
     for m in msgs:
         if m.start is not None:
             sim.call_at(m.start, drv.post, m)
-    reconv = transport.Reconverger(fab, links, t.reconvergence_us) if t.kind in ("single_path", "roce") else None
+    reconv = qps.Reconverger(fab, links, t.reconvergence_us) if tr.reroutes else None
     on_fault = reconv.fault if reconv else (lambda: None)
     for ev in sc.events:
         sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)

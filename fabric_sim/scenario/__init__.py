@@ -36,6 +36,7 @@ from fabric_sim.scenario import capacity, cc_profile, sweep
 from fabric_sim.scenario import events as scenario_events
 from fabric_sim.scenario.events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.scenario.fields import ScenarioError
+from fabric_sim.scenario.kinds import Kind, facts
 from fabric_sim.scenario.pfc_config import PfcConfig
 from fabric_sim.scenario.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario.sweep import override
@@ -45,7 +46,6 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
            "parse", "load", "variants", "override"]
 
 Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
-Kind = Literal["mrc", "single_path", "roce"]
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
 ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
 
@@ -136,7 +136,7 @@ class Transport(Model):
     @field_validator("ablate")
     @classmethod
     def _mrc_only(cls, ablate: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        if ablate and info.data.get("kind") != "mrc":
+        if ablate and not facts(info.data.get("kind")).sprays:
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
 

@@ -12,6 +12,7 @@ from typing import Any
 from control_plane import topology as T
 from control_plane.config import ConfigError, validate
 from fabric_sim.scenario import events as scenario_events
+from fabric_sim.scenario.kinds import facts
 from mrc_wire.constants import NIC_MAX_QPS, NIC_MAX_SLOTS
 
 FAN_IN = 8  # incast senders when the file names none (fewer on a smaller fabric)
@@ -87,12 +88,13 @@ def transports(ts: tuple[Any, ...], topo: T.Topology, w: Any) -> None:
             continue
         t_topo = t.topology or topo
         evs = t.evs_per_qp
-        if t.kind == "mrc" and (evs & (evs - 1) or evs % t_topo.planes):
+        sprays = facts(t.kind).sprays
+        if sprays and (evs & (evs - 1) or evs % t_topo.planes):
             errors.append((f"{path}evs_per_qp", f"{evs} must be a power of two and a multiple of the "
                                                 f"{t_topo.planes} planes (slots rotate without a modulo, "
                                                 "EVs spread evenly)"))
         for j, f in enumerate(w.flows):
-            if f.pin is not None and t.kind == "mrc" and (f.pin.plane >= t_topo.planes or
+            if f.pin is not None and sprays and (f.pin.plane >= t_topo.planes or
                                                           max(f.pin.spines + f.pin.backups) >= t_topo.t1_per_plane):
                 errors.append((f"workload.flows[{j}].pin", f"plane or spine beyond transport {t.name}'s topology"))
         errors += [(p if p.startswith("workload.") else f"{path}{p}", r) for p, r in _fits_the_nic(t, w, t_topo)]
@@ -126,7 +128,8 @@ def _fits_the_nic(t: Any, w: Any, topo: T.Topology) -> list[tuple[str, str]]:
     if qps > NIC_MAX_QPS:
         return [(field, f"{qpp} QPs per pair give a NIC {qps:,} QPs ({w.pattern}); the NIC holds {NIC_MAX_QPS:,} "
                         "(qp_rotation register, qp_ev table)")]
-    evs = max([t.evs_per_qp] + [len(f.pin.spines) for f in w.flows if f.pin is not None]) if t.kind == "mrc" else 1
+    pinned = [len(f.pin.spines) for f in w.flows if f.pin is not None]
+    evs = max([t.evs_per_qp] + pinned) if facts(t.kind).sprays else 1
     if qps * evs > NIC_MAX_SLOTS:
         return [("evs_per_qp", f"{evs} EVs on each of a NIC's {qps:,} QPs are {qps * evs:,} slots; the NIC holds "
                                f"{NIC_MAX_SLOTS:,} (slot_ev table)")]

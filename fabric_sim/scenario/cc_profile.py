@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from control_plane.config import Int, Model, Num
+from fabric_sim.scenario.kinds import facts
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.nscc import Nscc, NsccConfig, defaults
 
@@ -60,7 +61,7 @@ class CcProfile(Model):
 
 def check_kind(raw: Any, kind: str | None) -> Any:
     """RoCE's rate is DCQCN's: a `cc` block on it is refused."""
-    if isinstance(raw, dict) and raw and kind == "roce":
+    if isinstance(raw, dict) and raw and not facts(kind).windowed:
         raise ValueError("RoCE's rate is DCQCN's; cc is for kinds mrc and single_path")
     return raw
 

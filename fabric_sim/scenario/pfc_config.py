@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from control_plane.config import Model, Num
+from fabric_sim.scenario.kinds import facts
 
 FRAME = 4096 + 130  # bytes: a full data frame at the default MTU (as fabric.base_rtt counts it), for the headroom
 
@@ -42,8 +43,8 @@ def resolve(raw: Any, kind: str | None) -> Any:
     r = raw if isinstance(raw, dict) else {} if raw is None else raw
     if not isinstance(r, dict):
         return r  # the model says what is wrong with it
-    enabled = r.get("enabled", kind == "roce")
-    if enabled is True and kind != "roce":
+    enabled = r.get("enabled", facts(kind).lossless)
+    if enabled is True and not facts(kind).lossless:
         raise ValueError(f"PFC is for kind roce (its lossless class), not {kind}")
     return r if enabled is True else None if enabled is False else r  # not a bool: the model says so
 
