@@ -79,7 +79,7 @@ run: $(SIM_VENV)/.installed
 # RoCE: one PNG per figure and the paper.md gallery in results/paper/
 # (docs/paper.md). No BMv2 needed.
 paper: $(SIM_VENV)/.installed
-	$(SIM_PY) -m fabric_sim.paper
+	$(SIM_PY) -m mrc_paper
 
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed

@@ -29,11 +29,11 @@ DATA = {  # folder -> files of it shipped (same relative paths under control_pla
 # silenced.
 COMPILED = [
     "sim_core/sim.py",
-    "fabric_sim/links.py",
-    "fabric_sim/fabric.py",
-    "fabric_sim/qp_scheduler.py",
-    "fabric_sim/ledger.py",
-    "fabric_sim/pfc.py",
+    "fabric_sim/net/links.py",
+    "fabric_sim/net/fabric.py",
+    "fabric_sim/net/qp_scheduler.py",
+    "fabric_sim/net/ledger.py",
+    "fabric_sim/net/pfc.py",
     "switch_model/pipeline.py",
     "nic_model/nic_pipeline.py",
     "nic_model/nscc.py",

@@ -1,5 +1,5 @@
 """The memory a run's set-up takes per NIC, switch, cable and QP (the
-constants of fabric_sim/footprint.py): peak of the Python heap (tracemalloc) in a run that only sets
+constants of fabric_sim/runner/footprint.py): peak of the Python heap (tracemalloc) in a run that only sets
 up (a permutation, 1 µs simulated) at shapes that vary one count at a
 time, at two sizes, fitted by least squares and checked against a larger
 fabric than any it was fitted on.
@@ -16,12 +16,13 @@ import sys
 import numpy as np
 
 from bench import sections
-from fabric_sim import footprint, scenario
+from fabric_sim import scenario
+from fabric_sim.runner import footprint
 
 CHILD = """
 import json, sys, tracemalloc
 from fabric_sim import scenario
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
 planes, t0, t1, hosts, qpp = map(int, sys.argv[1:6])
 sc = scenario.parse({"name": "fp", "topology": {"planes": planes, "t0_per_plane": t0, "t1_per_plane": t1,
                      "hosts_per_t0": hosts}, "workload": {"pattern": "permutation", "message_bytes": 4096,
@@ -75,7 +76,7 @@ def run() -> list[str]:
     ).topology
     predicted = footprint.estimate(topo, chk["qps"])
     return [
-        "## Set-up memory per element (fabric_sim/footprint.py)",
+        "## Set-up memory per element (fabric_sim/runner/footprint.py)",
         "",
         f"least squares over {len(FIT)} shapes (peak Python heap of a set-up-only run): base {base / 2**20:.1f} MiB, "
         f"per NIC {nic:,.0f} B, per switch {sw:,.0f} B, per cable {cable:,.0f} B, per QP {qp:,.0f} B",

@@ -1,6 +1,6 @@
 """UEC's htsim beside the timed-fabric bench (issue 23): `htsim_uec`, found
 on PATH or named by HTSIM_UEC, runs the bench's own seeded permutation
-(fabric_sim.timing's scale scenario, exported pair by pair, not drawn anew)
+(fabric_sim.runner.timing's scale scenario, exported pair by pair, not drawn anew)
 and its CPU seconds are set beside the project's.
 
 htsim_uec asserts a single plane (`planes != 1` aborts in its main_uec.cpp),
@@ -24,7 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabric_sim import scenario, timing, workload
+from fabric_sim import scenario
+from fabric_sim.runner import timing
+from fabric_sim.scenario import workload
 
 ENV = "HTSIM_UEC"
 PROGRAM = "htsim_uec"
@@ -55,7 +57,7 @@ class Job:
     queue_packets: int
     ack_bytes: int
     end_us: int  # the project's horizon (duration_us)
-    bin_us: int  # its run stops at the first multiple of this after its last message (fabric_sim/run.py)
+    bin_us: int  # its run stops at the first multiple of this after its last message (fabric_sim/runner/run.py)
     seed: int
 
 
@@ -205,7 +207,7 @@ def run(j: Job, binary: str, timeout: float) -> dict | None:
 def beside(binary: str, project: dict[int, dict], timeout: float) -> tuple[list[str], dict[int, dict]]:
     """The bench's lines: htsim_uec on each size the project ran (up to
     BENCH_HTSIM_MAX_NICS, default 1024), its figures beside the project's CPU
-    seconds (`project`: NICs -> fabric_sim.timing's figures); and htsim's figures by size."""
+    seconds (`project`: NICs -> fabric_sim.runner.timing's figures); and htsim's figures by size."""
     limit = int(os.environ.get("BENCH_HTSIM_MAX_NICS", "1024"))
     lines = [f"\nhtsim_uec ({binary}) on the same seeded permutations: each plane its own run at "
              "100 Gb/s carrying 1/8 of every message (htsim_uec runs one plane only), CPU seconds summed; "

@@ -1,7 +1,7 @@
 """Timed-fabric speed and scale (issue 23): packet-hops per CPU-second on
 the flagship, then a permutation of 2 MiB messages on fabrics of 64 to
 8,192 NICs, each in a child process for its wall time, CPU time and peak
-RSS (fabric_sim.timing), and what dominates the flagship's profile.
+RSS (fabric_sim.runner.timing), and what dominates the flagship's profile.
 
 Two builds of the one source are measured side by side: interpreted (this
 environment) and compiled with mypyc (`make fast`, which `make bench`
@@ -31,8 +31,9 @@ from pathlib import Path
 
 from bench import htsim_peer, sections
 from control_plane.pipelines import REPO
-from fabric_sim import scenario, timing
-from fabric_sim.run import run as simulate
+from fabric_sim import scenario
+from fabric_sim.runner import timing
+from fabric_sim.runner.run import run as simulate
 
 FLAGSHIP = REPO / "scenarios" / "flagship.yaml"
 TARGET_1024_S = 20.0  # issue 23: without htsim beside it, 1,024 NICs in at most 20 s on an idle core
@@ -41,11 +42,11 @@ INTERPRETED = [sys.executable]
 
 
 def _child(build: list[str], args: list[str], timeout: float) -> dict | None:
-    """fabric_sim.timing in a child process of `build`, from a folder with no
+    """fabric_sim.runner.timing in a child process of `build`, from a folder with no
     source in it (a -P build then imports only what it installed)."""
     with tempfile.TemporaryDirectory() as cwd:
         try:
-            proc = subprocess.run([*build, "-m", "fabric_sim.timing", *args], capture_output=True, text=True,
+            proc = subprocess.run([*build, "-m", "fabric_sim.runner.timing", *args], capture_output=True, text=True,
                                   timeout=timeout, cwd=cwd if "-P" in build else REPO)
         except subprocess.TimeoutExpired:
             return None

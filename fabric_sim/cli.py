@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 
 from control_plane.pipelines import RESULTS, SCENARIOS
-from fabric_sim import footprint, outcome, outdir, parallel, plots, report, scenario, sweep_out
-from fabric_sim.run import RunResult
-from fabric_sim.workload import Message
+from fabric_sim import report, scenario
+from fabric_sim.report import outdir, plots, sweep_out
+from fabric_sim.runner import footprint, outcome, parallel
+from fabric_sim.runner.run import RunResult
+from fabric_sim.scenario.workload import Message
 
 DEFAULT = SCENARIOS / "flagship.yaml"
 
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), {summary.name}")
         return 0
     if args.bmv2:
-        from fabric_sim import on_bmv2  # needs the BMv2 harness
+        from fabric_sim.runner import on_bmv2  # needs the BMv2 harness
 
         logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
 
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bmv2_refusal(sc: scenario.Scenario) -> str | None:
-    from fabric_sim import on_bmv2  # needs the BMv2 harness
+    from fabric_sim.runner import on_bmv2  # needs the BMv2 harness
 
     reason = on_bmv2.unsupported(sc)
     return f"--bmv2: {reason}" if reason else None

@@ -6,7 +6,7 @@ scheduler on the wall clock, for BMv2.
 
 The public surface is SimPy's: a read-only `now`, and scheduling:
 `schedule` for an Event of the caller's own class (a link's frame in
-flight, fabric_sim.links), `at` and `call_at` for a function call;
+flight, fabric_sim.net.links), `at` and `call_at` for a function call;
 nothing outside this package touches the heap.
 
 Events are objects compared on (time, sequence) by `Event.__lt__`, not

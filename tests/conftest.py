@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim import parallel
+from fabric_sim.runner import parallel
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ the reference models' share alone costs at 1,024 NICs against htsim."""
 from bench import sim_scale
 
 MODEL = ("/x/switch_model/pipeline.py", 10, "process")
-FABRIC = ("/x/fabric_sim/links.py", 20, "send")
+FABRIC = ("/x/fabric_sim/net/links.py", 20, "send")
 LIBRARY = ("/usr/lib/python3.11/heapq.py", 1, "heappush")
 GET = ("~", 0, "<method 'get' of 'dict' objects>")
 

@@ -19,6 +19,8 @@ ALLOWED = {
     "nic_model": {"mrc_wire", "sim_core"},
     # testbed: the BMv2 fabric
     "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "testbed"},
+    # the MRC paper's experiments: scenarios run on the timed fabric, read as figures and claims
+    "mrc_paper": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "fabric_sim"},
     "testbed": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model"},
     "bench": {
         "mrc_wire",
@@ -27,9 +29,23 @@ ALLOWED = {
         "switch_model",
         "nic_model",
         "fabric_sim",
+        "mrc_paper",
         "testbed",
         "ptf_tests",
     },
+}
+
+
+# fabric_sim's sub-packages, one per job, from the bottom (docs/architecture.md):
+# sub-package -> the sub-packages it may import
+FABRIC_SIM = {
+    "scenario": set(),  # the scenario format: what a run is asked to do
+    "net": {"scenario"},  # the timed network
+    "transports": {"scenario", "net"},  # what runs on the hosts
+    "runner": {"scenario", "net", "transports"},  # running scenarios
+    "report": {"scenario", "net", "transports", "runner"},  # tables and plots of finished runs
+    "cli": {"scenario", "runner", "report"},  # mrc-sim
+    "__main__": {"cli"},
 }
 
 
@@ -50,6 +66,28 @@ def test_each_package_imports_only_the_layers_below_it():
             extra = _imports(f) - allowed - {pkg}
             if extra:
                 bad.append(f"{f.relative_to(REPO)} imports {', '.join(sorted(extra))}")
+    assert not bad, "\n".join(bad)
+
+
+def _fabric_sim_imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        out |= {n.split(".")[1] for n in names if n.startswith("fabric_sim.")}
+    return out
+
+
+def test_each_fabric_sim_job_imports_only_the_jobs_below_it():
+    root, bad = REPO / "fabric_sim", []
+    assert {p.name.removesuffix(".py") for p in root.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()} \
+        == set(FABRIC_SIM) | {"__init__"}, "a new part of fabric_sim: give it its place in FABRIC_SIM"
+    for f in sorted(root.rglob("*.py")):
+        job = f.relative_to(root).parts[0].removesuffix(".py")
+        extra = _fabric_sim_imports(f) - FABRIC_SIM.get(job, set()) - {job}
+        if extra:
+            bad.append(f"{f.relative_to(REPO)} imports fabric_sim.{', fabric_sim.'.join(sorted(extra))}")
     assert not bad, "\n".join(bad)
 
 
@@ -90,7 +128,9 @@ def _module_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 out |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                # `from pkg import sub` uses the module sub, not what pkg's __init__ defines
+                subs = {f"{node.module}.{a.name}" for a in node.names} & mods
+                out |= subs | ({node.module} if len(subs) < len(node.names) else set())
         graph[name.removesuffix(".__init__")] = {m for m in out if m in mods} - {name.removesuffix(".__init__")}
     return graph
 

@@ -21,15 +21,15 @@ def test_the_contract_modules_are_strict():
 
 def test_no_contract_module_has_silenced_codes():
     silenced = [m for o in MYPY["overrides"] if "disable_error_code" in o or "ignore_errors" in o for m in o["module"]]
-    assert "fabric_sim.on_bmv2" in silenced  # the baseline is where this test looks
+    assert "fabric_sim.runner.on_bmv2" in silenced  # the baseline is where this test looks
     # The endpoint's parts were mixins using state only the Endpoint declared (attr-defined silenced);
     # composed, they are strict like the rest of nic_model (tests/test_endpoint_parts.py pins the bases).
     assert [m for m in silenced if any(fnmatch(m, p) or m == p.removesuffix(".*") for p in STRICT_MODULES)] == []
 
 
 # Typed against nic_model.host.Host, the one interface of every transport's host.
-HOST_USERS = {"fabric_sim.run", "fabric_sim.faults", "fabric_sim.outcome", "fabric_sim.transports.qps",
-              "fabric_sim.driver"}
+HOST_USERS = {"fabric_sim.runner.run", "fabric_sim.runner.faults", "fabric_sim.runner.outcome",
+              "fabric_sim.transports.qps", "fabric_sim.runner.driver"}
 
 
 def test_the_modules_that_drive_hosts_have_no_silenced_codes():

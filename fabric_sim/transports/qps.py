@@ -1,6 +1,8 @@
 """Transports: the QPs of every pair, their EV profiles, and the NIC plans
 that hold them.
 
+Each transport (kinds.py) gives its QPs' EV profiles with one of these:
+
 - `mrc`: N EVs per QP spread evenly over the planes and, within a plane,
   over a random subset of spines, with backups per plane; EV state on (or
   off: oblivious spraying, an ablation).
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
-from fabric_sim import cc_profile
-from fabric_sim.fabric import Fabric
-from fabric_sim.scenario import Pin, Transport
+from fabric_sim.net.fabric import Fabric
+from fabric_sim.scenario import Pin, Transport, cc_profile
+from fabric_sim.transports import transport
 from mrc_wire.constants import ev_plane, ev_spine
 from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
@@ -55,18 +57,20 @@ def _hash(*parts: int) -> int:
     return h
 
 
-def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Random,
-            pin: Pin | None = None, start: int = 0) -> EvProfile:
-    """`start`: the slot the MRC rotation begins at (the rotation is
+def hashed(topo: Topology, a: int, b: int, k: int) -> EvProfile:
+    """One EV, chosen by hash as ECMP would; no EV state (single path, RoCE)."""
+    h = _hash(a, b, k)
+    ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
+    return EvProfile([ev], {}, mirror=True, enabled=False)
+
+
+def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = None, start: int = 0) -> EvProfile:
+    """MRC's EVs of a QP. `start`: the slot the rotation begins at (the rotation is
     rotated so it is slot 0 for the NIC), so the QPs of one NIC begin on
     different planes: with small first windows, QPs all beginning at slot 0
     would send their whole first flight on the first planes only. plan()
     starts a NIC's i-th sending QP at slot NIC + i, which spreads both a
     sender's QPs and the QPs converging on one receiver over the planes."""
-    if t.kind in ("single_path", "roce"):
-        h = _hash(a, b, k)
-        ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
-        return EvProfile([ev], {}, mirror=True, enabled=False)
     if pin is not None:
         prof = EvProfile([make_ev(pin.plane, s, salt=i) for i, s in enumerate(pin.spines)],
                          {pin.plane: [make_ev(pin.plane, s, salt=(1 << 20) | i) for i, s in enumerate(pin.backups)]})
@@ -81,7 +85,7 @@ def profile(t: Transport, topo: Topology, a: int, b: int, k: int, rng: random.Ra
     return prof
 
 
-def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
+def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
          pins: dict[tuple[int, int], Pin] | None = None,
          ) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
     """Every pair's QPs and, per NIC, the QPs its plan must hold. A pinned
@@ -94,9 +98,9 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa = profile(t, topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
+            pa = tr.profile(topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
             sending[a] = sending.get(a, 0) + 1
-            pb = profile(t, topo, b, a, k, rng)
+            pb = tr.profile(topo, b, a, k, rng)
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
             for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
@@ -107,11 +111,11 @@ def plan(t: Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pai
     return out, specs
 
 
-def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
+def setup(tr: transport.Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
           pins: dict[tuple[int, int], Pin] | None = None,
           progress: Callable[[str], None] | None = None) -> dict[tuple[int, int], list[QpLink]]:
     """Create every pair's QPs and install every NIC's plan in the fabric."""
-    links, specs = plan(t, fab.topo, pairs, qps_per_pair, seed, pins)
+    links, specs = plan(tr, fab.topo, pairs, qps_per_pair, seed, pins)
     for i, (nic, qps) in enumerate(specs.items()):
         if progress and i % 1024 == 0:
             progress(f"NIC plans: {i:,}/{len(specs):,} installed")
@@ -120,7 +124,7 @@ def setup(t: Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair:
 
 
 def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
-    """A QP's window, of the transport's profile (fabric_sim/cc_profile.py)."""
+    """A QP's window, of the transport's profile (fabric_sim/scenario/cc_profile.py)."""
     return cc_profile.build(t.cc, nic_gbps, mtu, rtt, flows_per_nic)
 
 

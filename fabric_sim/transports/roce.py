@@ -20,7 +20,7 @@ The packets are the MRC wire format (mrc_wire.packet): data as MRC's, the
 ACK and NAK as IBTA's (opcode ACK with an AETH: its BTH PSN the last PSN
 received in order, or for a NAK of a sequence error the expected one), data in the
 non-trimmable class: switches drop, not trim, it over their threshold,
-unless the fabric is lossless by PFC (fabric_sim/pfc.py). Under PFC the
+unless the fabric is lossless by PFC (fabric_sim/net/pfc.py). Under PFC the
 NIC's port can be paused: the scheduler then holds the QPs of that port's
 plane (`hold`) until the port resumes (`wake`), as a NIC's transmit
 scheduler stops a paused priority; nothing is queued to be dropped.

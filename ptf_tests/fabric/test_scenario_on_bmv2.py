@@ -12,8 +12,9 @@ import logging
 import pytest
 
 from control_plane.pipelines import REPO
-from fabric_sim import on_bmv2, scenario
-from fabric_sim.run import run
+from fabric_sim import scenario
+from fabric_sim.runner import on_bmv2
+from fabric_sim.runner.run import run
 
 SCENARIO = REPO / "scenarios" / "small_bmv2.yaml"
 

@@ -64,7 +64,7 @@ def test_one_error_family():
 def test_keyword_construction_and_defaults_written_once():
     t = scenario.Transport(kind="roce")
     assert (t.name, t.evs_per_qp, t.ecn_move) == ("roce", 64, "swap")
-    from fabric_sim.fabric import LinkConfig
+    from fabric_sim.net.fabric import LinkConfig
 
     assert LinkConfig is scenario.Links and scenario.Links().nic_gbps == 100.0
     with pytest.raises(TypeError):

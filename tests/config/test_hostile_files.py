@@ -166,7 +166,7 @@ def test_an_oversized_tls_file_is_refused_unread(tmp_path):
 
 @pytest.mark.parametrize("pattern", ["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv"])
 def test_a_one_host_workload_built_directly_is_refused_not_hung(pattern):
-    from fabric_sim import workload
+    from fabric_sim.scenario import workload
 
     with pytest.raises(ValueError, match=f"{pattern} needs at least 2 hosts, got 1"):
         workload.build(scenario.Workload(pattern=pattern, message_bytes=1, fan_in=1), 1, seed=1)

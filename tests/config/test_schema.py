@@ -11,7 +11,8 @@ import yaml
 
 from control_plane import topology
 from control_plane.pipelines import REPO
-from fabric_sim import scenario, schema
+from fabric_sim import scenario
+from fabric_sim.scenario import schema
 
 TOPOLOGY_FILES = sorted((REPO / "bmv2_configs" / "topologies").rglob("*.yaml")) + \
     sorted((REPO / "scenarios").rglob("topologies/**/*.yaml"))
@@ -21,7 +22,7 @@ SCENARIO_FILES = [p for p in sorted((REPO / "scenarios").rglob("*.yaml")) if "to
 @pytest.mark.parametrize("name", sorted(schema.FORMATS))
 def test_the_published_schema_is_up_to_date(name):
     published = (REPO / "docs" / "schema" / f"{name}.schema.json").read_text()
-    assert published == schema.text(name), f"run: python -m fabric_sim.schema ({name} is out of date)"
+    assert published == schema.text(name), f"run: python -m fabric_sim.scenario.schema ({name} is out of date)"
 
 
 def _validator(name: str) -> jsonschema.Draft202012Validator:

@@ -1,4 +1,4 @@
-"""mrc-sim and python -m fabric_sim.paper refuse bad input in one line
+"""mrc-sim and python -m mrc_paper refuse bad input in one line
 before any run starts (issue 24 item 1, issue 20 item 6)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import re
 import pytest
 import yaml
 
-from fabric_sim import cli, on_bmv2, parallel
-from fabric_sim.paper import __main__ as paper
+from fabric_sim import cli
+from fabric_sim.runner import on_bmv2, parallel
+from mrc_paper import __main__ as paper
 from tests.sim.helpers import SMALL
 
 DOC = {"name": "t", "topology": SMALL, "workload": {"pattern": "permutation", "message_bytes": 1000}}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabric_sim.paper.experiments import Finding, Runs, load, run_experiment
-from fabric_sim.paper.registry import BY_KEY
+from mrc_paper.experiments import Finding, Runs, load, run_experiment
+from mrc_paper.registry import BY_KEY
 
 
 def raw(key: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Every check proves it tests MRC: each claim of the paper that names an
-ablation (fabric_sim/paper/claims.py) holds on a small run of its
+ablation (mrc_paper/claims.py) holds on a small run of its
 experiment with the mechanism on, and fails on the same run with that
 mechanism switched off. Claims that no ablation tells apart say why in
 the gallery; claims the model does not reproduce yet are listed here."""
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fabric_sim.paper.registry import CLAIMS
+from mrc_paper.registry import CLAIMS
 from tests.paper.helpers import raw, run
 
 _9A = raw("fig09a")["events"][:3]
@@ -69,6 +69,6 @@ def test_the_claim_holds_with_its_mechanism_and_fails_without_it(claim_id):
 
 
 def test_an_unknown_ablation_is_an_error_naming_its_field():
-    from fabric_sim.fields import ScenarioError
+    from fabric_sim.scenario.fields import ScenarioError
     with pytest.raises(ScenarioError, match=r"transports\[0\]\.ablate\[1\]: 'pfc' is not one of 'port_bitmap'"):
         run("fig10", transports=[dict(raw("fig10")["transports"][0], ablate=["ecn_echo", "pfc"])])

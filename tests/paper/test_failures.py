@@ -1,9 +1,9 @@
 """Figs. 9 to 11: throughput while links and switches fail, held to the
-paper's shares (tolerances in fabric_sim/paper/failures.py)."""
+paper's shares (tolerances in mrc_paper/failures.py)."""
 
 from __future__ import annotations
 
-from fabric_sim.paper import failures as F
+from mrc_paper import failures as F
 from tests.paper.helpers import only, raw, run
 
 

@@ -1,8 +1,8 @@
-"""The cause a failed Fig. 19 claim gives (fabric_sim/paper/appendix.py)
+"""The cause a failed Fig. 19 claim gives (mrc_paper/appendix.py)
 says only what its measurements show: a stall and healthy EVs retired by
 timeouts when there were some, and otherwise that neither happened."""
 
-from fabric_sim.paper.appendix import cause, timeouts_retire_healthy
+from mrc_paper.appendix import cause, timeouts_retire_healthy
 
 
 def test_a_stall_with_healthy_evs_retired_by_timeouts_names_both():

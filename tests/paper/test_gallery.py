@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fabric_sim.paper.__main__ import main
+from mrc_paper.__main__ import main
 
 
 def test_one_experiment_writes_its_figure_gallery_section_and_numbers(tmp_path, capsys, ray_cluster):
@@ -29,13 +29,13 @@ def test_an_unknown_experiment_is_an_error_naming_it(capsys):
     assert main(["--only", "fig19"]) == 2
     assert "unknown fig19" in capsys.readouterr().err
 def _claim(cid: str, exp: str, **kw):
-    from fabric_sim.paper.claims import EV_STATE_OFF, Claim
+    from mrc_paper.claims import EV_STATE_OFF, Claim
     return Claim(cid, exp, "Fig. X", f"statement {cid}", "q", "tol", "mech", **(kw or {"ablation": EV_STATE_OFF}))
 
 
 def test_the_headline_counts_every_claim_a_contradiction_and_a_missing_result_as_not_reproduced():
-    from fabric_sim.paper import gallery
-    from fabric_sim.paper.experiments import Finding
+    from mrc_paper import gallery
+    from mrc_paper.experiments import Finding
     claims = {c.id: c for c in (_claim("a.ok", "a"), _claim("a.bad", "a"), _claim("a.far", "a"),
                                 _claim("a.lost", "a", indistinct="why"), _claim("b.x", "b"))}
     f = Finding("a")

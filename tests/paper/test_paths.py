@@ -1,9 +1,9 @@
 """Figs. 12 to 14: a lossy EV is retired and its spare takes over; ECN
-moves a flow off a shared EV (tolerances in fabric_sim/paper/paths.py)."""
+moves a flow off a shared EV (tolerances in mrc_paper/paths.py)."""
 
 from __future__ import annotations
 
-from fabric_sim.paper import paths as P
+from mrc_paper import paths as P
 from tests.paper.helpers import run
 
 

@@ -1,14 +1,14 @@
 """Figs. 16 to 18: MRC against RoCE (tolerances in
-fabric_sim/paper/roce_figs.py)."""
+mrc_paper/roce_figs.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fabric_sim import collectives
-from fabric_sim.paper import roce_figs as R
-from fabric_sim.paper.experiments import load
-from fabric_sim.paper.registry import BY_KEY
+from fabric_sim.scenario import collectives
+from mrc_paper import roce_figs as R
+from mrc_paper.experiments import load
+from mrc_paper.registry import BY_KEY
 from tests.paper.helpers import only, run
 
 

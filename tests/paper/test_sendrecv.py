@@ -1,8 +1,8 @@
-"""Fig. 15: NCCL sendrecv over MRC (tolerance in fabric_sim/paper/sendrecv.py)."""
+"""Fig. 15: NCCL sendrecv over MRC (tolerance in mrc_paper/sendrecv.py)."""
 
 from __future__ import annotations
 
-from fabric_sim.paper import sendrecv as S
+from mrc_paper import sendrecv as S
 from tests.paper.helpers import run
 
 

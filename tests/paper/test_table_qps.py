@@ -1,9 +1,9 @@
 """Section 5.2.1's table and RoCE's QP sweep (tolerances in
-fabric_sim/paper/table_qps.py)."""
+mrc_paper/table_qps.py)."""
 
 from __future__ import annotations
 
-from fabric_sim.paper import table_qps as T
+from mrc_paper import table_qps as T
 from tests.paper.helpers import run
 
 

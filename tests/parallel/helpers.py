@@ -7,8 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from fabric_sim import scenario, sweep_out
-from fabric_sim.parallel import Task
+from fabric_sim import scenario
+from fabric_sim.report import sweep_out
+from fabric_sim.runner.parallel import Task
 
 SWEEP = {
     "name": "tiny-sweep", "seed": 5,

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from fabric_sim import parallel, report, run_cache
-from fabric_sim.parallel import Options, RunFailed, run_all
+from fabric_sim import report
+from fabric_sim.runner import parallel, run_cache
+from fabric_sim.runner.parallel import Options, RunFailed, run_all
 from tests.parallel.helpers import SWEEP, tasks
 
 
@@ -82,11 +83,11 @@ def test_the_whole_result_comes_back_from_the_cache_timeline_included(tmp_path):
 
 
 def test_the_code_version_follows_every_source_a_run_imports_and_not_the_paper(tmp_path):
-    for rel in ("mrc_wire/wire.py", "fabric_sim/run.py", "fabric_sim/paper/figures.py"):
+    for rel in ("mrc_wire/wire.py", "fabric_sim/runner/run.py", "mrc_paper/figures.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x = 1\n")
     v0 = run_cache.sources_hash(tmp_path)
-    (tmp_path / "fabric_sim/paper/figures.py").write_text("x = 2\n")  # a figure: no run changes
+    (tmp_path / "mrc_paper/figures.py").write_text("x = 2\n")  # a figure: no run changes
     (tmp_path / "README.md").write_text("words\n")
     assert run_cache.sources_hash(tmp_path) == v0
     (tmp_path / "mrc_wire/wire.py").write_text("x = 2\n")

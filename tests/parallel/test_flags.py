@@ -4,7 +4,7 @@ line before any run."""
 from __future__ import annotations
 
 from fabric_sim import cli
-from fabric_sim.paper.__main__ import main as paper
+from mrc_paper.__main__ import main as paper
 from tests.parallel.helpers import write
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from fabric_sim import cli, parallel
+from fabric_sim import cli
+from fabric_sim.runner import parallel
 from tests.parallel.helpers import write
 
 FOLDERS = ["1_message_bytes=32768_rate=0", "2_message_bytes=32768_rate=0.01", "3_message_bytes=65536_rate=0",

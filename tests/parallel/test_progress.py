@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from fabric_sim.progress import Progress
+from fabric_sim.runner.progress import Progress
 
 
 class Clock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from fabric_sim import parallel, run_cache
+from fabric_sim.runner import parallel, run_cache
 from tests.parallel.helpers import tasks
 
 

@@ -1,4 +1,4 @@
-"""`transports[].cc` (fabric_sim/cc_profile.py): NSCC by default with its
+"""`transports[].cc` (fabric_sim/scenario/cc_profile.py): NSCC by default with its
 defaults scaled to the fabric, the OCP fields overriding them, `aimd` as
 an option, and every mistake named by its field."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim import cc_profile, scenario
-from fabric_sim.scenario import ScenarioError
+from fabric_sim import scenario
+from fabric_sim.scenario import ScenarioError, cc_profile
 from fabric_sim.transports.qps import initial_cc
 from nic_model.cc import Aimd
 from nic_model.nscc import Nscc

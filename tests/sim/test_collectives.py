@@ -1,4 +1,4 @@
-"""Collectives as NCCL runs them (fabric_sim/collectives.py): the pipelined
+"""Collectives as NCCL runs them (fabric_sim/scenario/collectives.py): the pipelined
 ring's order and bytes, its overlap on the timed fabric, the p2p streams'
 bytes and slots, and nccl-tests' bandwidth formulas."""
 
@@ -9,9 +9,9 @@ from collections import defaultdict
 
 import pytest
 
-from fabric_sim import collectives as C
-from fabric_sim.message import Message
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
+from fabric_sim.scenario import collectives as C
+from fabric_sim.scenario.message import Message
 from tests.sim.helpers import make
 
 # One rank per rack on one plane, one spine: every ring hop is NIC-T0-T1-T0-NIC.
@@ -165,7 +165,7 @@ def test_bus_bandwidth_is_nccl_tests_formula():
 
 
 def test_chunk_bytes_out_of_range_names_the_field():
-    from fabric_sim.fields import ScenarioError
+    from fabric_sim.scenario.fields import ScenarioError
     with pytest.raises(ScenarioError, match=r"workload\.chunk_bytes"):
         make({"pattern": "ring_allreduce", "message_bytes": 4096, "chunk_bytes": 10})
     assert make({"pattern": "sendrecv", "message_bytes": 4096}).workload.chunk_bytes is None  # NCCL's default

@@ -6,7 +6,7 @@ loop's garbage-collector setting around a run."""
 import gc
 import random
 
-from fabric_sim.links import CallReceiver, Egress
+from fabric_sim.net.links import CallReceiver, Egress
 from sim_core.sim import Sim, gc_frozen
 
 SIZE = 1250  # bytes: 0.1 µs at 100 Gb/s

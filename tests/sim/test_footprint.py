@@ -1,13 +1,13 @@
-"""The memory estimate of a fabric (fabric_sim/footprint.py) and the
+"""The memory estimate of a fabric (fabric_sim/runner/footprint.py) and the
 refusal, before anything is built, of one that would not fit."""
 
 from __future__ import annotations
 
 import pytest
 
-from fabric_sim import footprint
-from fabric_sim import run as run_mod
-from fabric_sim.fields import ScenarioError
+from fabric_sim.runner import footprint
+from fabric_sim.runner import run as run_mod
+from fabric_sim.scenario.fields import ScenarioError
 from tests.sim.helpers import make
 
 

@@ -5,10 +5,11 @@ DCQCN, single path, a collective) is held to none."""
 
 import pytest
 
-import fabric_sim.run as R
+import fabric_sim.runner.run as R
 from control_plane.config import read_mapping
 from control_plane.pipelines import SCENARIOS
-from fabric_sim import scenario, timing
+from fabric_sim import scenario
+from fabric_sim.runner import timing
 from sim_core.sim import gc_frozen
 
 

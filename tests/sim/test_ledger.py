@@ -1,4 +1,4 @@
-"""The exactly-once ledger (fabric_sim/ledger.py) and the driver's own
+"""The exactly-once ledger (fabric_sim/net/ledger.py) and the driver's own
 count of parts delivered twice: each catches what it claims to, so a
 fault test's `exactly_once` cannot pass with either deleted."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim.driver import Driver
-from fabric_sim.ledger import Ledger
-from fabric_sim.run import run
+from fabric_sim.net.ledger import Ledger
+from fabric_sim.runner.driver import Driver
+from fabric_sim.runner.run import run
+from fabric_sim.scenario.workload import Message
 from fabric_sim.transports.qps import QpLink
-from fabric_sim.workload import Message
 from nic_model.qp import QueuePair
 from tests.sim.helpers import make
 

@@ -3,7 +3,7 @@ counts every such frame as `link_down`; frames sent before are delivered."""
 
 import random
 
-from fabric_sim.links import CallReceiver, Egress
+from fabric_sim.net.links import CallReceiver, Egress
 from sim_core.sim import Sim
 
 

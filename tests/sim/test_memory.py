@@ -10,8 +10,8 @@ import random
 from collections import Counter
 
 from control_plane import nic_plan
-from fabric_sim.fabric import Fabric
-from fabric_sim.ledger import Ledger
+from fabric_sim.net.fabric import Fabric
+from fabric_sim.net.ledger import Ledger
 from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from mrc_wire.segment import Cut, Segment
 from nic_model.qp import Pending

@@ -1,13 +1,13 @@
-"""What a run still holds when it stops (fabric_sim.tally.on_wires): the
+"""What a run still holds when it stops (fabric_sim.net.tally.on_wires): the
 frames on a wire, whether sent by a plain or a pausable egress, and the
 frames a pausable egress still queues. The packet totals' check
 (sent + NACKs == delivered + dropped + in flight) rests on it."""
 
 import random
 
-from fabric_sim.links import CallReceiver, Egress
-from fabric_sim.pfc import PfcEgress
-from fabric_sim.tally import on_wires
+from fabric_sim.net.links import CallReceiver, Egress
+from fabric_sim.net.pfc import PfcEgress
+from fabric_sim.net.tally import on_wires
 from sim_core.sim import Sim
 
 

@@ -3,7 +3,7 @@ pinning, receive-side loss at every NIC, loss on one EV, EV traces."""
 
 from __future__ import annotations
 
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
 from mrc_wire.constants import ev_plane, ev_spine
 from tests.sim.helpers import exactly_once, make
 

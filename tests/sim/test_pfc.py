@@ -1,4 +1,4 @@
-"""PFC (fabric_sim/pfc.py): the pause reaches the upstream queue one
+"""PFC (fabric_sim/net/pfc.py): the pause reaches the upstream queue one
 propagation delay after XOFF, headroom absorbs what is on its way, XON
 resumes it, and in a fabric RoCE is lossless by pauses, which block a
 victim sharing a paused link (head-of-line blocking)."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim import report
-from fabric_sim.links import CallReceiver
-from fabric_sim.pfc import Arrival, Ingress, PfcEgress
-from fabric_sim.pfc_config import PfcConfig
-from fabric_sim.run import run
+from fabric_sim.net.links import CallReceiver
+from fabric_sim.net.pfc import Arrival, Ingress, PfcEgress
+from fabric_sim.runner.run import run
 from fabric_sim.scenario import ScenarioError
+from fabric_sim.scenario.pfc_config import PfcConfig
 from sim_core.sim import Sim
 from tests.sim.helpers import make
 

@@ -1,4 +1,4 @@
-"""The NIC's QP scheduler (fabric_sim/qp_scheduler.py) on one port that
+"""The NIC's QP scheduler (fabric_sim/net/qp_scheduler.py) on one port that
 takes 1 µs per packet, with room for one queued data packet."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 from collections import deque
 from types import SimpleNamespace
 
-from fabric_sim.qp_scheduler import QpScheduler
+from fabric_sim.net.qp_scheduler import QpScheduler
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_ACK, OP_WRITE_ONLY
 from sim_core.sim import Sim

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim.paper.metrics import line_goodput
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
+from mrc_paper.metrics import line_goodput
 from tests.sim.helpers import make
 
 RAMP_RTTS = 3.0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from fabric_sim import cli, parallel
+from fabric_sim import cli
+from fabric_sim.runner import parallel
 
 TOPO = {"planes": 2, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 2}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabric_sim.run import run
+from fabric_sim.runner.run import run
 from fabric_sim.transports import dcqcn
 from fabric_sim.transports.dcqcn import Dcqcn
 from mrc_wire import ids

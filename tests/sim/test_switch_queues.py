@@ -4,7 +4,7 @@ section 7), on the depth of the data queue."""
 
 import pytest
 
-from fabric_sim.fabric import SwitchNode
+from fabric_sim.net.fabric import SwitchNode
 from mrc_wire import ids
 from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, frame, sid_t1
 

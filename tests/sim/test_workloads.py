@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fabric_sim import report, workload
-from fabric_sim.run import run
-from fabric_sim.scenario import Workload
+from fabric_sim import report
+from fabric_sim.runner.run import run
+from fabric_sim.scenario import Workload, workload
 from tests.sim.helpers import exactly_once, make
 
 

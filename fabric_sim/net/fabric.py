@@ -1,0 +1,212 @@
+"""A timed fabric built from a topology file: every switch is the switch
+reference model with its planned tables, every NIC the NIC reference model
+with its planned tables and an MRC endpoint on its host port, and every
+cable two Egress objects (fabric_sim.net.links). Frames are raw bytes from end
+to end, a simulated payload's zeros counted but not carried (`pad`,
+mrc_wire.packet); the host-to-NIC hop is PCIe, not simulated: the endpoint hands the
+NIC model its packet, and takes back what the NIC model parsed."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+
+from control_plane import nic_plan, switch_plan
+from control_plane.topology import Topology
+from fabric_sim.net.links import Egress, LiveDepth, Receiver
+from fabric_sim.scenario import Links
+from mrc_wire import ids
+from mrc_wire import packet as W
+from mrc_wire.constants import DATA_FRAME_BYTES, ETH_LEN, HOST_PORT, IPV6_LEN, SACK_FRAME_BYTES
+from mrc_wire.ids import DeviceId
+from nic_model.host import Host
+from nic_model.nic_pipeline import NicModel, Output
+from sim_core.sim import Sim
+from switch_model.pipeline import SwitchModel
+
+LinkConfig = Links  # the scenario's `links:` (fabric_sim/scenario/__init__.py), one class
+
+
+def base_rtt(c: LinkConfig, mtu: int) -> float:
+    """µs: a full-size data packet across both tiers and its ACK back, on
+    empty queues."""
+    data = DATA_FRAME_BYTES + mtu
+    ack = SACK_FRAME_BYTES
+    per_byte = 2 * 8.0 / (c.nic_gbps * 1e3) + 2 * 8.0 / (c.fabric_gbps * 1e3)
+    return 8 * c.prop_us + (data + ack) * per_byte
+
+
+class SwitchNode(Receiver):
+    __slots__ = ("dev", "model", "egress", "by_port", "unrouted")
+
+    def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
+        self.dev, self.unrouted = dev, 0
+        self.egress: dict[int, Egress] = {}
+        # The same ports as a list indexed by port number: the hop's lookup
+        # is an index, not a hash probe (None: no cable there).
+        self.by_port: list[Egress | None] = []
+        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
+        self.model.install(state.entries())
+
+    def attach(self, port: int, eg: Egress) -> None:
+        """Cable `eg` to egress port `port`."""
+        self.egress[port] = eg
+        if port >= len(self.by_port):
+            self.by_port.extend([None] * (port + 1 - len(self.by_port)))
+        self.by_port[port] = eg
+
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        out = self.model.process(in_port, frame, pad)
+        if out is not None:
+            port = out.port
+            eg = self.by_port[port] if port < len(self.by_port) else None
+            if eg is None:
+                self.unrouted += 1  # a port with no cable
+            else:
+                eg.send(out.frame, out.high_priority, out.pad)
+
+
+class NicNode(Receiver):
+    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
+
+    def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
+        self.n, self.model = n, model
+        self.egress: dict[int, Egress] = {}
+        self.endpoint: Host | None = None  # the MRC or the RoCE endpoint
+        # Packets the host handed this NIC, and this NIC handed its host:
+        # counted where they happen (fabric_sim/net/tally.py sums them).
+        self.from_host = self.to_host = 0
+        self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
+        # (peer QP, EV) -> share of what this NIC sends there that it drops:
+        # the paper's per-EV error injection (an `ev_loss` event)
+        self.ev_loss: dict[tuple[int, int], float] = {}
+        self.rng = rng or random.Random(n)  # draws the per-EV error injection's losses
+
+    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+        for o in self.model.process(in_port, frame, pad):
+            if o.port == HOST_PORT:
+                if self.endpoint is not None and o.pkt is not None:
+                    self.to_host += 1
+                    self.endpoint.deliver(o.pkt)
+            else:
+                self._out(o)
+
+    def tx(self, raw: bytes, pad: int = 0) -> None:
+        """The endpoint hands the NIC a packet (host port): `raw`, then
+        `pad` zero bytes of payload not carried (mrc_wire.packet)."""
+        self.from_host += 1
+        for o in self.model.transmit(raw, pad):
+            self._out(o)
+
+    def attach(self, port: int, eg: Egress) -> None:
+        """Cable `eg` to port `port` (a plane's)."""
+        self.egress[port] = eg
+
+    def _out(self, o: Output) -> None:
+        eg = self.egress.get(o.port)
+        if eg is not None:
+            if self.ev_loss:
+                inner = o.frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
+                key = (W.dqpn_of(inner), W.ev_of(inner))
+                rate = self.ev_loss.get(key)
+                if rate and self.rng.random() < rate:
+                    eg.count_drop("ev_loss")
+                    return
+            eg.send(o.frame, o.high_priority, o.pad)
+
+    def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
+        """The endpoint's EV decisions written into the NIC's slot table."""
+        base = self.slot_base[qpn]
+        self.model.write_slots([(base + s, ev) for s, ev in writes])
+
+
+class Fabric:
+    def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False,
+                 egress: type = Egress, progress: Callable[[str], None] | None = None):
+        """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
+        baseline's network; switch_model.pipeline.SwitchModel). `egress`:
+        the link class (fabric_sim.net.pfc.PfcEgress under PFC: pausable, slower).
+        `progress`: set-up progress lines (large fabrics take minutes)."""
+        self.topo, self.cfg, self.sim = topo, links, sim
+        self.egress_cls = egress
+        self.progress = progress or (lambda line: None)
+        self.rng = random.Random(seed)
+        self.mark_last_hop = mark_last_hop
+        self.switches: dict[DeviceId, SwitchNode] = {}
+        self.nics: list[NicNode] = []
+        # frozenset of the two device ids -> (egress a->b, egress b->a)
+        self.links: dict[frozenset[DeviceId], tuple[Egress, Egress]] = {}
+        self.qp_links: dict = {}  # (a, b) -> the pair's QpLinks (fabric_sim.transport), set by the run
+        self._build()
+
+    # ---- construction -----------------------------------------------------
+    def _build(self) -> None:
+        t = self.topo
+        planner = switch_plan.Planner(t)
+        for p in range(t.planes):
+            for r in range(t.t0_per_plane):
+                self._switch(ids.t0(p, r), planner.t0_state(p, r))
+            for j in range(t.t1_per_plane):
+                self._switch(ids.t1(p, j), planner.t1_state(p, j))
+            self.progress(f"building the fabric: switches of plane {p + 1}/{t.planes}")
+        for n in range(t.nics):
+            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.rng))
+        for i, (a, pa, b, pb, plane) in enumerate(t.cables()):
+            if i % 4096 == 0:
+                self.progress(f"building the fabric: {i:,} cables")
+            na = self.nics[a.index] if a.kind == "nic" else self.switches[a]
+            nic = a.kind == "nic"
+            self._cable(a, na, pa, b, self.switches[b], pb, plane,
+                        self.cfg.nic_gbps if nic else self.cfg.fabric_gbps, "nic" if nic else "fabric")
+
+    def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
+        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop)
+
+    def _cable(self, a: DeviceId, na, pa: int, b: DeviceId, nb, pb: int, plane: int, gbps: float, kind: str) -> None:
+        c = self.cfg
+
+        def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
+            eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer, peer_port,
+                                 data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
+                                 plane=plane, kind=kind)
+            node.attach(port, eg)
+            return eg
+
+        self.links[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))
+
+    def install_nic(self, n: int, qps: list[nic_plan.QpSpec]) -> None:
+        """Plan NIC n with its QPs (control_plane.nic_plan) and install it."""
+        state = nic_plan.nic_state(self.topo, n, qps)
+        node = self.nics[n]
+        node.model.install(state.entries())
+        base = {q.qpn: q.base for q in state.qps}  # keyed by the peer's QP number
+        node.slot_base = {p.qpn: base[p.peer_qpn] for p in state.peers}
+
+    # ---- what faults and reports use ---------------------------------------
+    def link(self, a: str, b: str) -> tuple[Egress, Egress]:
+        """The two directions of the cable between devices `a` and `b`."""
+        da, db = self.topo.device(a), self.topo.device(b)
+        pair = self.links.get(frozenset((da, db)))
+        if pair is None:
+            raise ValueError(f"no cable between {a} and {b}")
+        return pair
+
+    def into_nic(self, n: int) -> list[Egress]:
+        """The T0-to-NIC direction of every cable of NIC n."""
+        nic, row = ids.nic(n), n // self.topo.hosts_per_t0
+        return [e for p in range(self.topo.planes) for e in self.links[frozenset((nic, ids.t0(p, row)))]
+                if e.owner != nic]
+
+    def egresses(self) -> Iterator[Egress]:
+        for a, b in self.links.values():
+            yield a
+            yield b
+
+    def base_rtt(self, mtu: int) -> float:
+        return base_rtt(self.cfg, mtu)
+
+    def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
+        """Whether both directions of every cable of one path are up."""
+        return all(
+            e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))]
+        )

@@ -1,0 +1,242 @@
+"""A scenario on the BMv2 fabric: every switch and every NIC of a small
+topology is simple_switch_grpc running the P4 program with the tables our
+controller plans and installs, every cable is a relay between BMv2 ports
+that the scenario's events cut and mend, and the same MRC endpoints run
+on each NIC's host port on the wall clock. The report is the timed
+fabric's, so one scenario shows whether the P4 programs and the models
+agree on who got through.
+
+BMv2 is not timed like the models: scenario times are stretched by
+`SCALE` (1 µs of scenario is 1 ms of wall clock), the endpoint's timers
+are set for BMv2's millisecond RTTs, and completion times are reported
+divided by `SCALE`. Compare delivery outcomes, not times.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from control_plane import addressing as A
+from control_plane import nic_plan
+from control_plane import p4_entities as P
+from control_plane import switch_plan as S
+from control_plane.counters import read_drops
+from control_plane.ev_control import NicEvControl
+from control_plane.session import Session
+from control_plane.topology import Topology
+from fabric_sim.net.fabric import base_rtt
+from fabric_sim.runner.driver import Driver
+from fabric_sim.runner.run import RunResult, Timeline
+from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile, workload
+from fabric_sim.transports import kinds, qps
+from mrc_wire import ids
+from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
+from nic_model.endpoint import Endpoint
+from sim_core.realtime import RealClock
+from testbed import toolchain
+from testbed.bmv2 import Bmv2Switch, start_with_tables
+from testbed.links import Link, host_poller, sock
+
+SCALE = 1000.0
+MAX_DEVICES = 16  # BMv2 processes one machine runs comfortably
+SUPPORTED = {"link_down", "link_up", "switch_down", "switch_up", "plane_down", "plane_up", "nic_port_down",
+             "nic_port_up"}
+ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd"
+
+
+def unsupported(sc: Scenario) -> str | None:
+    """Why this scenario cannot run on BMv2 here, or None."""
+    reason = toolchain.bmv2_unavailable() or toolchain.stale("switch") or toolchain.stale("nic")
+    if reason:
+        return reason
+    topo = sc.topology
+    if topo.switches + topo.nics > MAX_DEVICES:
+        return f"{topo.switches} switches and {topo.nics} NICs: the BMv2 fabric takes at most {MAX_DEVICES} devices"
+    for e in sc.events:
+        if e.kind not in SUPPORTED:
+            return f"{e.path}.{e.kind}: not available on BMv2 (relays cut and mend cables only)"
+    for i, t in enumerate(sc.transports):
+        if t.topology is not None or t.links is not None:
+            return f"transports[{i}]: a fabric of its own is not available on BMv2"
+        refusal = kinds.of(t).bmv2_refusal
+        if refusal:
+            return f"transports[{i}].kind: {refusal}"
+    return None
+
+
+class _Nic:
+    def __init__(self, control: NicEvControl):
+        self.slots: Callable = control.push
+        self.endpoint: Endpoint | None = None
+
+
+class Bmv2Fabric:
+    """The devices, their sessions and the relay; what Reconverger needs."""
+
+    def __init__(self, topo: Topology, specs: dict[int, list[nic_plan.QpSpec]]):
+        self.topo = topo
+        self.devices: dict[str, Bmv2Switch] = {}
+        self.sessions: dict[str, Session] = {}
+        self.nics: dict[int, _Nic] = {}
+        self.cables: dict[frozenset, tuple[str, str]] = {}  # device ids -> relay cable (iface a, iface b)
+        self.sim: RealClock | None = None
+        try:
+            self._start(specs)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _device(self, name: str, ports: list[int], program: str, entries: list, tables, defaults, extra=()) -> None:
+        self.devices[name], self.sessions[name] = start_with_tables(
+            name, ports, program, [P.to_p4(e) for e in entries], tables, defaults, list(extra), log=False)
+
+    def _start(self, specs: dict[int, list[nic_plan.QpSpec]]) -> None:
+        t = self.topo
+        for name in S.switch_names(t):
+            st = S.switch_state(t, name)
+            self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
+                         P.SWITCH_DEFAULTS)
+        for n, nic_qps in sorted(specs.items()):
+            st = nic_plan.nic_state(t, n, nic_qps)
+            name = A.nic_name(n)
+            self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
+                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
+            self.nics[n] = _Nic(NicEvControl(self.sessions[name], st))
+        ifaces = []
+        for da, pa, db, pb, _ in t.cables():
+            if str(da) not in self.devices:
+                continue  # a NIC without QPs is not started
+            cable = (self.devices[str(da)].host_iface(pa), self.devices[str(db)].host_iface(pb))
+            self.cables[frozenset((da, db))] = cable
+            ifaces.append(cable)
+        self.relay = Link(ifaces)
+        self.relay.start()
+
+    def set_cable(self, a: ids.DeviceId, b: ids.DeviceId, up: bool) -> None:
+        cable = self.cables.get(frozenset((a, b)))
+        if cable is None:
+            return  # a NIC without QPs has no BMv2 device
+        (self.relay.cut.discard if up else self.relay.cut.add)(cable)
+        for d, other in ((a, b), (b, a)):
+            if d.kind == "nic" and d.index in self.nics and self.nics[d.index].endpoint is not None:
+                ep = self.nics[d.index].endpoint
+                (ep.port_up if up else ep.port_down)(other.plane)
+
+    def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
+        return not any(self.cables.get(frozenset(h)) in self.relay.cut
+                       for h in self.topo.path_cables(src, dst, plane, spine))
+
+    def stop(self) -> None:
+        if hasattr(self, "relay"):
+            self.relay.stop()
+        for s in self.sessions.values():
+            s.close()
+        for d in self.devices.values():
+            d.stop()
+
+
+def _apply(fab: Bmv2Fabric, kind: str, args: tuple, on_fault: Callable[[], None]) -> None:
+    topo, up = fab.topo, kind.endswith("_up")
+    if kind.startswith("link"):
+        fab.set_cable(topo.device(args[0]), topo.device(args[1]), up)
+    elif kind.startswith("switch"):
+        sw = topo.device(args[0])
+        for key in [k for k in fab.cables if sw in k]:
+            fab.set_cable(*tuple(key), up)
+    elif kind.startswith("plane"):
+        for key in [k for k in fab.cables if any(d.plane == args[0] and d.kind != "nic" for d in k)]:
+            fab.set_cable(*tuple(key), up)
+    else:
+        nic = topo.device(args[0])
+        fab.set_cable(nic, ids.t0(args[1], nic.index // topo.hosts_per_t0), up)
+    on_fault()
+
+
+def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None) -> RunResult:
+    reason = unsupported(sc)
+    if reason:
+        raise ScenarioError(sc.source, f"cannot run on BMv2: {reason}")
+    wall = time.perf_counter()
+    topo = sc.topology
+    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
+    qpp = t.qps_per_pair or sc.workload.qps_per_pair
+    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
+    tr = kinds.of(t)
+    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins)
+    fab = Bmv2Fabric(topo, specs)
+    try:
+        host = {n: sock(fab.devices[A.nic_name(n)].host_iface(HOST_PORT)) for n in fab.nics}
+        eps: dict[int, Endpoint] = {}
+        clock = fab.sim = RealClock(host_poller(host, eps))
+        drv = Driver(msgs, links, lambda n: eps[n], lambda: clock.now / SCALE)
+        for n, nic in fab.nics.items():
+            # Timers for BMv2's millisecond RTTs.
+            nic.endpoint = eps[n] = Endpoint(
+                clock,
+                A.nic_address(topo, n).packed,
+                lambda raw, s=host[n]: s.send(ETH + raw),
+                mtu=sc.endpoint.mtu,
+                rto=300_000,
+                probe_interval=50_000,
+                reorder_window=50_000,
+                dscp=topo.dscp,
+                keep_payload=False,
+                seed=sc.seed + n,
+                on_message=drv.delivered,
+                on_place=drv.ledger.place,
+                slot_sink=nic.slots,
+            )
+        # The models' initial window (a packet count: it means the same on
+        # BMv2), so both fabrics send the same packets before the first ACK.
+        # AIMD whatever the profile: NSCC's delay rules would read BMv2's
+        # software latency (milliseconds) as queueing.
+        rtt = base_rtt(sc.links, sc.endpoint.mtu)
+        flows = Counter(a for a, _ in links)
+        for (a, b), pair in links.items():
+            for q in pair:
+                for src, dst, mine, peer, prof in (
+                    (a, b, q.qpn_a, q.qpn_b, q.prof_a),
+                    (b, a, q.qpn_b, q.qpn_a, q.prof_b),
+                ):
+                    cc = cc_profile.build(
+                        cc_profile.CcProfile(profile=cc_profile.AIMD),
+                        sc.links.nic_gbps * topo.planes,
+                        sc.endpoint.mtu,
+                        rtt,
+                        flows[a] * qpp,
+                    )
+                    eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
+        reconv = qps.Reconverger(fab, links, t.reconvergence_us * SCALE) if tr.reroutes else None
+        on_fault = reconv.fault if reconv else (lambda: None)
+        for m in msgs:
+            if m.start is not None:
+                clock.call_at(m.start * SCALE, drv.post, m)
+        for e in sc.events:
+            clock.call_at(e.at_us * SCALE, _apply, fab, e.kind, e.args, on_fault)
+        clock.run(until=sc.duration_us * SCALE, stop=drv.all_done)
+        if progress:
+            progress(f"{t.name} on BMv2: {drv.done}/{len(msgs)} messages")
+        end = clock.now / SCALE
+        drops = {"link:link_down": fab.relay.cut_drops}
+        drops.update({f"switch:{k}": v for k, v in _switch_drops(fab).items() if v})
+        for s in host.values():
+            s.close()
+    finally:
+        fab.stop()
+    retx = {"sack": sum(e.stats.retx_sack for e in eps.values()), "nack": sum(e.stats.retx_nack for e in eps.values()),
+            "timeout": sum(e.stats.timeouts for e in eps.values())}
+    errors = [f"{e.addr} QP {q}: {why}" for e in eps.values() for q, why in e.errors]
+    nic_gbps = sc.links.nic_gbps * topo.planes  # BMv2 is untimed: base RTT 0 in the ideal
+    return RunResult(sc, t, msgs, Timeline(), 0.0, nic_gbps, retx, drops, {"delivered_twice": drv.twice},
+                     [0] * 25, errors, 0, 0, time.perf_counter() - wall, end, reconv.rehashed if reconv else 0,
+                     ledger=drv.ledger.check())
+
+
+def _switch_drops(fab: Bmv2Fabric) -> dict[str, int]:
+    out = dict.fromkeys(SWITCH_DROPS, 0)
+    for name in S.switch_names(fab.topo):
+        for reason, n in read_drops(fab.sessions[name]).items():
+            out[reason] += n
+    return out

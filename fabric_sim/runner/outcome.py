@@ -1,0 +1,64 @@
+"""Why messages were not delivered, in words a user can act on: a QP that
+gave up, a destination no path reaches, a ring step never started, or a
+run that ended while the message was still on its way."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fabric_sim.net.fabric import Fabric
+from fabric_sim.scenario.workload import Message
+from fabric_sim.transports.qps import QpLink
+
+SHOWN = 5  # reasons listed; the rest are counted
+
+
+def undelivered(fab: Fabric, links: dict[tuple[int, int], list[QpLink]], msgs: list[Message],
+                end_us: float) -> list[str]:
+    """One line per reason, with how many messages it holds back."""
+    why: Counter[str] = Counter()
+    for m in msgs:
+        if m.done_at < 0:
+            why[_why(fab, links[(m.src, m.dst)], m, end_us)] += 1
+    lines = [f"{n} message{'s' * (n > 1)} not delivered: {reason}" for reason, n in why.most_common(SHOWN)]
+    rest = sum(n for _, n in why.most_common()[SHOWN:])
+    return lines + ([f"{rest} more messages not delivered for other reasons"] if rest else [])
+
+
+def _why(fab: Fabric, qps: list[QpLink], m: Message, end_us: float) -> str:
+    a, b = m.src, m.dst
+    if m.posted_at < 0:
+        return "never posted: the ring step before it was not delivered" if m.start is None \
+            else f"never posted: it starts at {m.start:,.0f} µs, after the run ended at {end_us:,.0f} µs (duration_us)"
+    for q in qps:
+        for nic, qpn in ((a, q.qpn_a), (b, q.qpn_b)):
+            ep = fab.nics[nic].endpoint  # every NIC of a QP link has one
+            err = ep.qps[qpn].error if ep is not None else None
+            if err is not None:
+                return (
+                    f"nic-{nic} QP {qpn} ({'sender' if nic == a else 'receiver'} of nic-{a} -> nic-{b}) in error: {err}"
+                )
+    topo = fab.topo
+    if not any(fab.path_alive(a, b, p, s) for p in range(topo.planes) for s in range(topo.t1_per_plane)):
+        return f"nic-{b} unreachable from nic-{a}: every path between them crosses a cable that is down"
+    return f"still on its way when the run ended at {end_us:,.0f} µs (raise duration_us)"
+
+
+def failures(results: list, failed: dict[str, str]) -> list[str]:
+    """What makes a run of the scenario fail (non-zero exit), one line per
+    transport: it crashed, a QP ended in error, a message was not delivered,
+    or the ledger found a byte placed twice or never."""
+    out = [f"{name}: did not finish ({why})" for name, why in failed.items()]
+    for r in results:
+        bad = []
+        if r.errors:
+            bad.append(f"{len(r.errors)} QP{'s' * (len(r.errors) > 1)} in error")
+        missing = sum(m.done_at < 0 for m in r.messages)
+        if missing:
+            bad.append(f"{missing} of {len(r.messages)} messages not delivered")
+        v = r.ledger
+        if v is not None and (v.duplicate or v.stray):
+            bad.append(f"{v.duplicate} B placed twice, {v.stray} B placed unposted")
+        if bad:
+            out.append(f"{r.transport.name}: " + ", ".join(bad))
+    return out

@@ -1,0 +1,259 @@
+"""Every independent run (a sweep variant with one transport, each of the
+paper's experiments) as a Ray task: on this machine's cores by default,
+with no set-up; on an existing Ray cluster with --ray-address (or
+RAY_ADDRESS); in this process, without Ray, with --jobs 1. Runs are
+seeded, so where a run executes does not change its result.
+
+A finished run is kept in the run cache (fabric_sim/runner/run_cache.py) before
+the next is waited on, so an interrupted sweep or `make paper` resumes
+where it stopped. mrc-sim and `make paper` call run_all()."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import socket
+import sys
+import tempfile
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabric_sim.runner import run_cache
+from fabric_sim.runner.progress import Progress
+from fabric_sim.runner.run import RunResult, run
+from fabric_sim.scenario import Scenario, Transport, workload
+
+
+@dataclass(frozen=True)
+class Task:
+    label: str  # how the progress display and errors name the run
+    scenario: Scenario  # one variant (no sweep left in it)
+    transport: Transport
+
+
+@dataclass(frozen=True)
+class Options:
+    jobs: int | None = None  # runs at once; None: every core (this machine's or the cluster's); 1: here, no Ray
+    address: str | None = None  # a Ray cluster to use; None: $RAY_ADDRESS, else a Ray of this machine's cores
+    cache: Path | None = run_cache.DEFAULT_DIR  # None: no cache (every run executes, nothing is kept)
+    quiet: bool = False  # no progress lines
+
+
+IN_PROCESS = Options(jobs=1, cache=None, quiet=True)  # what library callers and tests get unless they ask
+
+
+class RunFailed(RuntimeError):
+    """Some runs raised; the others finished (and were cached)."""
+
+    def __init__(self, failures: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{label}: {why}" for label, why in failures))
+        self.failures = failures
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags mrc-sim and `python -m mrc_paper` share."""
+    d = Options()
+    ap.add_argument("--jobs", type=int, default=d.jobs, metavar="N",
+                    help="runs at once (default: every core of this machine, or of the Ray cluster); "
+                         "1 runs them one after another in this process, without Ray")
+    ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
+                    help="run on this existing Ray cluster (e.g. 10.0.0.5:6379, or 'auto'; default: $RAY_ADDRESS, "
+                         "else a Ray started on this machine's cores for the run)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help=f"execute every run and keep none (default: reuse and keep finished runs in "
+                         f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
+
+
+def options(args: argparse.Namespace) -> Options:
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs: {args.jobs} is not a number of runs (at least 1)")
+    return Options(jobs=args.jobs, address=args.ray_address, cache=None if args.no_cache else Options().cache,
+                   quiet=getattr(args, "quiet", False))
+
+
+def cost(sc: Scenario) -> float:
+    """What a run is expected to cost, for the estimate of what is left:
+    the bytes its workload offers (packet-hops follow them)."""
+    topo = sc.topology
+    return float(sum(m.size for m in workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0))) or 1.0
+
+
+def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
+            on_result: Callable[[int, RunResult], None] | None = None) -> list[RunResult]:
+    """The result of every task, in the tasks' order. `on_result(i, r)` is
+    called as each arrives (from the cache first), for callers that write
+    or measure as runs finish. Raises RunFailed after every other run is
+    done if any raised."""
+    address = opts.address or os.environ.get("RAY_ADDRESS")
+    if address and opts.jobs != 1:
+        _reachable(address)  # before any line or work
+    cache = run_cache.Cache(opts.cache) if opts.cache else None
+    results: list[RunResult | None] = [None] * len(tasks)
+    prog = Progress(len(tasks), opts.quiet)
+    failures: list[tuple[str, str]] = []
+
+    def finish(i: int, r: RunResult | None, error: str = "") -> None:
+        prog.finished(tasks[i].label, r.wall_s if r else 0.0, failed=r is None)
+        if r is None:
+            failures.append((tasks[i].label, error))
+            return
+        if cache:
+            cache.put(r)
+        results[i] = r
+        if on_result:
+            on_result(i, r)
+
+    todo = []
+    for i, t in enumerate(tasks):
+        hit = cache.get(t.scenario, t.transport) if cache else None
+        if hit is None:
+            todo.append(i)
+            continue
+        prog.from_cache(t.label)
+        results[i] = hit
+        if on_result:
+            on_result(i, hit)
+    costs = {i: cost(tasks[i].scenario) for i in todo}
+    try:
+        if opts.jobs == 1 or (len(todo) <= 1 and not address):
+            prog.plan(list(costs.values()), "one after another in this process")
+            _in_process(tasks, costs, prog, finish)
+        elif todo:
+            _on_ray(tasks, costs, opts, address, prog, finish)
+    except KeyboardInterrupt:
+        kept = f"the {prog.done - prog.cached} runs finished are in {cache.root}; the same command resumes" if cache \
+            else "nothing was cached (--no-cache)"
+        print(f"interrupted: {kept}", file=sys.stderr, flush=True)
+        raise
+    if failures:
+        raise RunFailed(failures)
+    return results  # type: ignore[return-value]  # every slot is filled when nothing failed
+
+
+def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:
+    for i, c in costs.items():
+        t = tasks[i]
+        prog.started(t.label, c)
+        try:
+            r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
+        except Exception as exc:  # one run's failure must not lose the others
+            finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+            continue
+        finish(i, r)
+
+
+def _execute(sc: Scenario, t: Transport) -> tuple[str, dict[str, Any]]:
+    """A Ray task: one run, returned without its scenario and transport
+    (the caller has them), with the code version it ran."""
+    return run_cache.code_version(), run_cache.strip(run(sc, t))
+
+
+def connect(address: str | None, jobs: int | None) -> None:
+    """Join the Ray cluster at `address`, or start one on this machine
+    with `jobs` CPUs (every core if None); a Ray already started in this
+    process (a test's) is used as it is."""
+    if not address:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
+        os.environ.setdefault("RAY_AUTH_MODE", "token")  # read when ray is first imported
+    import ray  # imported here: it takes a second, and --jobs 1 does not need it
+
+    if ray.is_initialized():
+        return
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if address:
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, RuntimeError) as exc:  # no cluster there, or the token refused
+            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster with "
+                              "token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
+    else:
+        with _workers_path_as_driver():
+            ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+
+
+@contextlib.contextmanager
+def _workers_path_as_driver() -> Iterator[None]:
+    """Ray puts the driver's working directory first on its workers' import
+    path. A driver run with `python -P` (make run and make paper, on the
+    installed compiled package) does not import from there, and neither
+    must its workers: from a checkout they would run the interpreted
+    source. Ray is started from the temporary directory instead."""
+    if not sys.flags.safe_path:
+        yield
+        return
+    here = os.getcwd()
+    os.chdir(tempfile.gettempdir())
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+def _reachable(address: str, timeout_s: float = 10.0) -> None:
+    """A host:port address must answer a TCP connect, before Ray retries it
+    for minutes ('auto' and ray:// addresses are left to Ray)."""
+    if "://" in address or ":" not in address:
+        return
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except (OSError, ValueError) as exc:
+        raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {exc} (is `ray start --head` running there?)")]
+                        ) from None
+
+
+def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: str | None, prog: Progress,
+            finish: Callable) -> None:
+    where = f"on the Ray cluster at {address}" if address else "on a Ray of this machine's cores (starting)"
+    prog.plan(list(costs.values()), where)
+    connect(address, opts.jobs)
+    import ray
+
+    # Retried where a worker or node died (a run is deterministic), not where the run raised.
+    remote = ray.remote(num_cpus=1, max_retries=2)(_execute)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    slots = opts.jobs or max(1, cpus)
+    prog.workers_ready(min(slots, len(costs)), f"Ray has {cpus} CPUs")
+    queue, pending = deque(costs), {}
+    try:
+        while queue or pending:
+            while queue and len(pending) < slots:  # only as many in flight as run: "running" is true
+                i = queue.popleft()
+                pending[remote.remote(tasks[i].scenario, tasks[i].transport)] = i
+                prog.started(tasks[i].label, costs[i])
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=prog.every_s)
+            for ref in done:
+                i = pending.pop(ref)
+                collect(ray, ref, tasks[i], lambda r, why="", i=i: finish(i, r, why))
+            prog.tick()
+    finally:
+        for ref in pending:  # interrupted: stop the rest; what finished is cached
+            ray.cancel(ref, force=True)
+
+
+def collect(ray: Any, ref: Any, t: Task, finish: Callable) -> None:
+    """A finished Ray task's result back with its scenario and transport,
+    or why there is none."""
+    try:
+        version, kept = ray.get(ref)
+    except ray.exceptions.RayError as exc:
+        finish(None, str(exc))
+        return
+    mine = run_cache.code_version()
+    if version != mine:
+        finish(None, f"a Ray worker runs other code (version {version[:12]}, here {mine[:12]}): "
+                     "every node needs this checkout installed")
+        return
+    finish(run_cache.attach(kept, t.scenario, t.transport))
+
+
+def label(values: dict[str, Any]) -> str:
+    """A sweep variant's values as `message_bytes=65536 rate=0.01` (each
+    key by the last part of its dotted path)."""
+    return " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in values.items())
+

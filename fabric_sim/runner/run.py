@@ -1,0 +1,229 @@
+"""Run one scenario with one transport: build the fabric, connect the QPs,
+post the messages, apply the events, and sample the fabric every bin."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from control_plane import addressing as A
+from fabric_sim.net import pfc, tally
+from fabric_sim.net.fabric import Fabric
+from fabric_sim.net.ledger import Verdict
+from fabric_sim.net.links import Egress
+from fabric_sim.net.qp_scheduler import QpScheduler
+from fabric_sim.runner import faults, footprint, outcome
+from fabric_sim.runner.driver import Driver
+from fabric_sim.scenario import Scenario, Transport, workload
+from fabric_sim.scenario.workload import Message
+from fabric_sim.transports import kinds, qps
+from fabric_sim.transports.transport import Site, Timers
+from nic_model.host import Host
+from sim_core.sim import Sim, gc_frozen
+
+
+@dataclass
+class Timeline:
+    t: list[float] = field(default_factory=list)  # end of each bin, µs
+    goodput: list[float] = field(default_factory=list)  # Gb/s placed at receivers
+    flows: dict[str, list[float]] = field(default_factory=dict)  # "a->b" -> Gb/s
+    planes: dict[int, list[float]] = field(default_factory=dict)  # NIC->T0 Gb/s per plane
+    spines: dict[str, list[float]] = field(default_factory=dict)  # T1 -> Gb/s sent down
+    ev_states: dict[str, list[int]] = field(default_factory=dict)  # state -> EVs of sender QPs
+    # Traced QPs (the first QP of each pair, up to TRACED pairs): "a->b" ->
+    # EV -> data packets sent on it per bin, and the EV state changes as
+    # (time µs, EV, event, new state).
+    ev_tx: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    ev_log: dict[str, list[tuple[float, int, str, str]]] = field(default_factory=dict)
+
+
+TRACED = 16
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    transport: Transport
+    messages: list[Message]
+    timeline: Timeline
+    base_rtt: float
+    nic_gbps: float
+    retx: dict[str, int]
+    drops: dict[str, int]
+    events: dict[str, int]
+    reorder: list[int]
+    errors: list[str]
+    sim_events: int
+    packet_hops: int
+    wall_s: float
+    end_us: float
+    rehashed: int = 0
+    pfc: dict | None = None  # pause frames and paused time per link (fabric_sim.net.pfc.PfcNet.report); None: no PFC
+    ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/net/ledger.py)
+    packets: dict | None = None  # totals that reconcile (fabric_sim/net/tally.py)
+    undelivered: list[str] = field(default_factory=list)  # why messages were not delivered (runner/outcome.py)
+
+    @property
+    def complete(self) -> bool:
+        return all(m.done_at >= 0 for m in self.messages)
+
+
+def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
+        hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
+    """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
+    wall = time.perf_counter()
+    topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
+    footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
+    sim = Sim()
+    tr = kinds.of(t)
+    fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=tr.marks_last_hop,
+                 egress=pfc.PfcEgress if t.pfc else Egress, progress=progress)
+    pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
+    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
+    pairs = workload.pairs_of(msgs)
+    qpp = t.qps_per_pair or sc.workload.qps_per_pair
+    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
+    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress)
+    for traced in list(links.values())[:TRACED]:
+        traced[0].prof_a.clock = lambda: sim.now
+    rtt = fab.base_rtt(ecfg.mtu)
+    flows = Counter(a for a, _ in pairs)
+    hosts: dict[int, Host] = {}  # NIC -> its endpoint, filled below
+    drv = Driver(msgs, links, hosts.__getitem__, lambda: sim.now)
+    nic_gbps = fab.cfg.nic_gbps * topo.planes
+    timers = Timers(tr.rto(ecfg, rtt), ecfg.probe_interval_us or 2 * rtt,
+                    ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt)
+    for node in fab.nics:
+        if node.slot_base:
+            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
+                if tr.scheduled and ecfg.tx_backlog else None
+            site = Site(sim, A.nic_address(topo, node.n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
+                        sc.seed + node.n, True, drv.delivered, drv.ledger.place, node.slots)
+            node.endpoint = hosts[node.n] = tr.endpoint(site)
+            if pfc_net:
+                pfc_net.attach(node, node.endpoint)
+    for (a, b), pair in links.items():
+        ea, eb = hosts[a], hosts[b]
+        for q in pair:
+            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
+                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+            eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
+                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
+
+    for m in msgs:
+        if m.start is not None:
+            sim.call_at(m.start, drv.post, m)
+    reconv = qps.Reconverger(fab, links, t.reconvergence_us) if tr.reroutes else None
+    on_fault = reconv.fault if reconv else (lambda: None)
+    for ev in sc.events:
+        sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
+    for when, fn in hooks:
+        sim.call_at(when, fn, fab)
+
+    bin_us = sc.duration_us / sc.bins
+    tl = _Sampler(fab, hosts, links, bin_us)
+    t_end = 0.0
+    with gc_frozen():
+        while t_end < sc.duration_us and not drv.all_done():
+            t_end = min(sc.duration_us, t_end + bin_us)
+            sim.run(until=t_end)
+            tl.sample(t_end)
+            if progress:
+                progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
+                         f"{sim.events:,} events")
+    tl.finish()
+    res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+    res.events["delivered_twice"] = drv.twice
+    res.pfc = pfc_net.report(sim.now) if pfc_net else None
+    res.ledger = drv.ledger.check()
+    res.packets = tally.totals(fab, sim, res.drops, res.events["nacks_from_nics"])
+    res.undelivered = outcome.undelivered(fab, links, msgs, t_end)
+    return res
+
+
+class _Sampler:
+    def __init__(self, fab: Fabric, hosts: Mapping[int, Host], links: dict, bin_us: float):
+        self.fab, self.hosts, self.links, self.bin = fab, hosts, links, bin_us
+        self.tl = Timeline()
+        self.last: dict[object, int] = {}
+        self.nic_eg = [e for e in fab.egresses() if e.kind == "nic" and _owner_kind(e) == "nic"]
+        self.t1_eg = [e for e in fab.egresses() if _owner_kind(e) == "t1"]
+        self.senders = [q for qps in links.values() for q in qps]
+        self.flow_keys = [(f"{a}->{b}", b, [q.qpn_b for q in qps]) for (a, b), qps in links.items()]
+        self.traced = [(f"{a}->{b}", hosts[a].qps[qps[0].qpn_a])
+                       for (a, b), qps in list(links.items())[:TRACED]]
+
+    def _rate(self, key: object, total: int) -> float:
+        prev = self.last.get(key, 0)
+        self.last[key] = total
+        return (total - prev) * 8 / (self.bin * 1e3)  # bytes per bin -> Gb/s
+
+    def sample(self, t: float) -> None:
+        tl, fab = self.tl, self.fab
+        tl.t.append(t)
+        eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+        tl.goodput.append(self._rate("goodput", sum(e.stats.rx_bytes for e in eps)))
+        if len(self.flow_keys) <= 256:
+            for name, b, qpns in self.flow_keys:
+                qps = self.hosts[b].qps
+                tl.flows.setdefault(name, []).append(self._rate(name, sum(qps[q].rx_bytes for q in qpns)))
+        planes: Counter[int] = Counter()
+        for e in self.nic_eg:
+            planes[e.plane] += e.tx_bytes
+        for p in range(fab.topo.planes):
+            tl.planes.setdefault(p, []).append(self._rate(("plane", p), planes[p]))
+        spines: Counter[str] = Counter()
+        for e in self.t1_eg:
+            spines[str(e.owner)] += e.tx_bytes
+        for name in sorted(spines):
+            tl.spines.setdefault(name, []).append(self._rate(name, spines[name]))
+        states: Counter[str] = Counter()
+        for q in self.senders:
+            states.update(st.value for st in q.prof_a.state.values())
+        for st in ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN", "DENIED"):
+            tl.ev_states.setdefault(st, []).append(states[st])
+        for name, qp in self.traced:
+            per_ev = tl.ev_tx.setdefault(name, {})
+            for ev, n in qp.ev_tx.items():
+                series = per_ev.setdefault(ev, [0] * (len(tl.t) - 1))
+                key = (name, ev)
+                series.append(n - self.last.get(key, 0))
+                self.last[key] = n
+            for series in per_ev.values():  # EVs not used in this bin
+                if len(series) < len(tl.t):
+                    series.append(0)
+
+    def finish(self) -> None:
+        for name, qp in self.traced:
+            p = qp.profile
+            self.tl.ev_log[name] = [(t, ev, e.value, st.value) for t, (ev, e, st) in zip(p.times, p.log, strict=True)]
+
+
+def _owner_kind(e: Egress) -> str:
+    """The kind of device an egress leaves ("" for one built outside a fabric)."""
+    return e.owner.kind if e.owner is not None else ""
+
+
+def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:
+    eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+    retx = {"sack": sum(e.stats.retx_sack for e in eps), "nack": sum(e.stats.retx_nack for e in eps),
+            "timeout": sum(e.stats.timeouts for e in eps)}
+    drops: Counter[str] = Counter()
+    events: Counter[str] = Counter()
+    for sw in fab.switches.values():
+        drops.update({f"switch:{k}": v for k, v in sw.model.drops.items()})
+        events.update(sw.model.events)
+    for n in fab.nics:
+        drops.update({f"nic:{k}": v for k, v in n.model.drops.items()})
+    for e in fab.egresses():
+        drops.update({f"link:{k}": v for k, v in e.drops.items()})
+    events["nacks_from_nics"] = sum(sum(n.model.nacks.values()) for n in fab.nics)
+    events["probes"] = sum(e.stats.probes for e in eps)
+    events["duplicates"] = sum(e.stats.duplicates for e in eps)
+    events["trim_notices"] = sum(e.stats.trim_notices for e in eps)
+    reorder = [sum(e.stats.reorder[i] for e in eps) for i in range(25)]
+    errors = [f"{e.addr} QP {q}: {why}" for e in eps for q, why in e.errors]
+    return RunResult(sc, t, msgs, tl, rtt, fab.cfg.nic_gbps * fab.topo.planes, retx, dict(drops), dict(events),
+                     reorder, errors, sim.events, sum(e.tx_pkts for e in fab.egresses()), wall, t_end,
+                     reconv.rehashed if reconv else 0)

@@ -1,0 +1,292 @@
+"""Scenario files (YAML): topology, links, endpoint, transports, workload,
+timed events, and an optional sweep. Validated before anything runs, every
+mistake of a file in one pass, each error naming its field path, e.g.
+`events[2].link_down: no cable between t0-p0-r0 and t0-p0-r1`. The models
+below are the format (docs/simulator.md; docs/schema/scenario.schema.json
+is generated from them): a field's type, range and default are written
+once, here.
+
+A new field is one line in its section's model, e.g. in Transport
+`pfc_xoff: Int(1, 1 << 20, "what it means") = 64` (Int, Num: ranges; a
+Literal for a choice; a Model subclass for a new section), then
+`python -m fabric_sim.scenario.schema`. A check that needs other sections goes in
+capacity.py, collecting its errors."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+
+from control_plane import topology as T
+from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
+from fabric_sim.scenario import capacity, cc_profile, sweep
+from fabric_sim.scenario import events as scenario_events
+from fabric_sim.scenario.events import EVENTS, Event  # noqa: F401 (re-exported)
+from fabric_sim.scenario.fields import ScenarioError
+from fabric_sim.scenario.kinds import Kind, facts
+from fabric_sim.scenario.pfc_config import PfcConfig
+from fabric_sim.scenario.pfc_config import resolve as resolve_pfc
+from fabric_sim.scenario.sweep import override
+from nic_model.endpoint import ACK_BYTES
+
+__all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
+           "parse", "load", "variants", "override"]
+
+Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
+ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
+
+
+def _topology(raw: Any, info: ValidationInfo) -> T.Topology:
+    """A topology written inline or named by a file (relative to the scenario's folder)."""
+    if isinstance(raw, T.Topology):
+        return raw
+    base = (info.context or {}).get("base", Path("."))
+    if not isinstance(raw, str):
+        return validate(T.Topology, raw, base=base)
+    try:
+        data = read_mapping(base / raw)
+    except ConfigError as exc:
+        raise ConfigError("", f"cannot read {raw!r}: {exc.reason}") from None
+    try:
+        return T.parse(data, str(base / raw))
+    except ConfigError as exc:
+        raise exc.prefixed(f" ({raw}):") from None
+
+
+TopologyField = Annotated[T.Topology, BeforeValidator(_topology, json_schema_input_type=str | T.Topology),
+                          Field(description="the fabric: a topology file's path (from this file's folder) or "
+                                            "the topology inline (docs/topology.md)")]
+
+
+class Links(Model):
+    """Link speeds, delay and queue sizes (the fabric's LinkConfig)."""
+
+    nic_gbps: Num(0.001, 1e5, "NIC-T0 links, per plane") = 100.0
+    fabric_gbps: Num(0.001, 1e5, "T0-T1 links") = 100.0
+    prop_us: Num(0, 1e6, "propagation delay of every link") = 0.5
+    data_queue: Int(1, 1 << 20, "packets; tail drop beyond") = 256
+    high_queue: Int(1, 1 << 20) = 1024
+
+
+class EndpointCfg(Model):
+    mtu: Int(64, 9000) = 4096
+    rto_us: Num(0.01, 1e9, "default: 10 base RTTs") | None = None
+    retry_limit: Int(0, 1000) = 8
+    probe_interval_us: Num(0.01, 1e9, "default: 2 base RTTs") | None = None
+    reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
+    tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
+                                "(0: no scheduler)") = 8
+    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at once on CE, a "
+                              "trim, a gap (past the SACK bitmap, or the first hole closing), a duplicate and the "
+                              "ack-request bit (0: an ACK per data packet; docs/simulator.md)") = ACK_BYTES
+
+
+class Transport(Model):
+    name: str = Field("", description="default: the kind")
+    kind: Kind
+    evs_per_qp: Int(1, 65536) = 64
+    backups_per_plane: Int(0, 256) = 2
+    ev_state: StrictBool = Field(True, description="false: oblivious spraying (an ablation)")
+    ev_min_active: Int(0, 65536) = 1
+    reconvergence_us: Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
+                                  "after a fault") = 500.0
+    qps_per_pair: Int(1, 256, "overrides the workload's") | None = None
+    ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
+                                                                  "spare, or skipped for a rotation")
+    topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
+                                                             "e.g. RoCE on one plane")
+    links: Links | None = None
+    pfc: PfcConfig | None = Field(
+        None,
+        validate_default=True,
+        description="roce: lossless by PFC, on unless `pfc: {enabled: false}`; "
+        "other kinds: off (docs/simulator.md, PFC)",
+    )
+
+    cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
+                                     description="mrc, single_path: the window (fabric_sim/scenario/cc_profile.py)")
+
+    @field_validator("cc", mode="before")
+    @classmethod
+    def _cc(cls, raw: Any, info: ValidationInfo) -> Any:
+        return cc_profile.check_kind(raw, info.data.get("kind"))
+
+    @field_validator("pfc", mode="before")
+    @classmethod
+    def _pfc(cls, raw: Any, info: ValidationInfo) -> Any:
+        return resolve_pfc(raw, info.data.get("kind"))
+
+    ablate: tuple[Literal["port_bitmap", "ecn_echo", "ev_retire"], ...] = Field(
+        (), description="MRC mechanisms switched off in the endpoint, to show a check needs them (docs/paper.md)")
+
+    @field_validator("ablate")
+    @classmethod
+    def _mrc_only(cls, ablate: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if ablate and not facts(info.data.get("kind")).sprays:
+            raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
+        return ablate
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named(cls, raw: Any) -> Any:
+        return {**raw, "name": raw.get("kind")} if isinstance(raw, dict) and raw.get("name") is None else raw
+
+
+class Pin(Model):
+    """A flow's MRC QPs use only these spines of one plane, with these spares."""
+
+    plane: Int(0, 7)
+    spines: tuple[Int(0, 255), ...] = Field(description="a power of two of spines (the slots of a rotation)")
+    backups: tuple[Int(0, 255), ...] = ()
+
+
+class FlowEntry(Model):
+    """One flow of pattern `flows` as the file writes it (unset: the workload's)."""
+
+    src: str
+    dst: str
+    messages: Int(1, 100_000) | None = None
+    message_bytes: Int(1, 2**32 - 1) | None = None
+    start_us: Num(0, 1e9) | None = None
+    pin: Pin | None = None
+
+
+class Flow(Model):
+    src: int
+    dst: int
+    messages: int
+    size: int
+    start_us: float = 0.0
+    pin: Pin | None = None
+
+
+def _flows(raw: Any) -> Any:
+    if raw is None or (isinstance(raw, tuple) and all(isinstance(f, Flow) for f in raw)):
+        return raw or ()
+    if not isinstance(raw, list):
+        raise ConfigError("", "expected a list of {src, dst}")
+    return tuple(raw)  # FlowEntry mappings: resolved against the topology by the scenario
+
+
+class Workload(Model):
+    pattern: Pattern
+    message_bytes: Int(1, 2**32 - 1)
+    messages: Int(1, 100_000, "per pair, back to back") = 1
+    qps_per_pair: Int(1, 256) = 1
+    start_us: Num(0, 1e9) = 0.0
+    hosts: Int(2, 1 << 22, "the first N NICs; default: all") | None = None
+    fan_in: Int(1, 1 << 22, "incast senders; default: 8, at most hosts - 1") | None = None
+    target: Int(0, 1 << 22, "incast receiver") = 0
+    placement: Literal["packed", "spread"] = Field("packed", description="ring: rank r on host r, or spread: "
+                                                                         "consecutive ranks in different racks")
+    flows: Annotated[tuple[Any, ...], BeforeValidator(_flows, json_schema_input_type=list[FlowEntry])] = ()
+    chunk_bytes: Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
+                                  "(fabric_sim/scenario/collectives.py)") | None = None
+
+
+def _non_empty(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not items:
+        raise ConfigError("", "expected a non-empty list")
+    return items
+
+
+class Scenario(Model):
+    topology: TopologyField
+    links: Links = Links()
+    endpoint: EndpointCfg = EndpointCfg()
+    workload: Workload
+    transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
+        (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
+    duration_us: Num(0.001, 1e9) = 10_000.0
+    events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
+                                                         json_schema_input_type=list[scenario_events.EventSpec])] = ()
+    name: str = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
+                                                                         "(default: the file's name)")
+    seed: Int(0, 2**32) = 1
+    bins: Int(2, 10_000) = 100
+    scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
+    sweep: dict[str, Any] | None = Field(None, description="dotted.path: [values]; every combination "
+                                                                 "is a run")
+    source: SkipJsonSchema[str] = "<scenario>"  # not in files (refused as unknown there)
+    meta: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict)  # scale; raw, base, sweep: for variants()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_file(cls, raw: Any, info: ValidationInfo) -> Any:
+        ctx = info.context or {}
+        if not isinstance(raw, dict) or "source" not in ctx:
+            return raw
+        stem = Path(ctx["source"]).stem
+        return {"name": stem if SAFE_NAME.fullmatch(stem) else "scenario", **raw, "source": ctx["source"],
+                "meta": {"raw": {k: v for k, v in raw.items() if k != "sweep"}, "base": ctx.get("base", Path("."))}}
+
+    @field_validator("workload")
+    @classmethod
+    def _workload(cls, w: Workload, info: ValidationInfo) -> Workload:
+        topo = info.data.get("topology")
+        return capacity.workload(w, topo, Flow, FlowEntry) if topo is not None else w
+
+    @model_validator(mode="after")
+    def _finish(self) -> Scenario:
+        errors = [(f"events[{i}].at_us", f"{e.at_us:g} is after the run's end (duration_us {self.duration_us:g}): "
+                                         "it would never be applied")
+                  for i, e in enumerate(self.events) if e.at_us > self.duration_us]
+        try:
+            capacity.transports(self.transports, self.topology, self.workload)
+        except ConfigError as exc:
+            errors += exc.errors
+        if errors:
+            raise ConfigError.of(errors)
+        combos = sweep.parse(self.sweep)
+        if combos:  # each key and value alone, never every combination (a sweep may have thousands)
+            sweep.check(self.meta["raw"], combos, lambda doc: parse(doc, self.source, self.meta["base"]))
+        self.meta.update(scale=self.scale, sweep=sweep.parse(self.sweep))
+        return self
+
+
+def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scenario:
+    """A checked Scenario from a file's data; ConfigError with every mistake."""
+    if isinstance(data, dict) and ({"source", "meta"} & set(data)):
+        raise ConfigError.of((k, "unknown key") for k in ("source", "meta") if k in data)
+    return validate(Scenario, data, source=source, base=base)
+
+
+def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
+    """(values, scenario) for every combination of the sweep; the scenario
+    itself if it has none."""
+    return list(iter_variants(sc))
+
+
+def iter_variants(sc: Scenario):
+    """variants(), one at a time (a large sweep is not held in memory)."""
+    combos = sc.meta.get("sweep") or ()
+    if not combos:
+        yield {}, sc
+        return
+    for combo in itertools.product(*(vals for _, vals in combos)):
+        values = dict(zip((k for k, _ in combos), combo, strict=True))
+        doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
+        try:
+            yield values, parse(doc, sc.source, sc.meta["base"])
+        except ConfigError as exc:
+            label = ", ".join(f"{k}={v}" for k, v in values.items())
+            raise exc.prefixed(f"sweep ({label}):") from None
+
+
+def load(path: str | Path) -> Scenario:
+    path = Path(path)
+    return parse(read_mapping(path), str(path), path.parent)

@@ -1,0 +1,84 @@
+"""What a run asks of a transport (MRC, single path, RoCE: kinds.py), and
+what a back end (the timed fabric, BMv2) gives the endpoint it builds on a
+NIC's host (`Site`). The run decides nothing by a transport's name: each
+choice below is the transport's."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from control_plane.topology import Topology
+from fabric_sim.net.qp_scheduler import QpScheduler
+from fabric_sim.scenario import EndpointCfg, Pin
+from fabric_sim.scenario import Transport as TransportCfg
+from nic_model.ev import EvProfile
+from nic_model.host import Host
+from sim_core.sim import Sim
+
+
+@dataclass(frozen=True)
+class Timers:
+    """An endpoint's timers, µs (the back end's: RTTs differ by a thousand)."""
+
+    rto: float
+    probe_interval: float
+    reorder_window: float
+
+
+@dataclass(frozen=True)
+class Site:
+    """A NIC's host as a back end offers it to the endpoint that runs there:
+    the clock, the NIC's address and transmit, its line rate, the
+    endpoint's settings, and where the endpoint reports."""
+
+    clock: Sim  # the timed fabric's Sim, or BMv2's wall clock with the same calls
+    addr: bytes
+    tx: Callable[..., None]  # a packet to the NIC: (raw, pad)
+    scheduler: QpScheduler | None  # the NIC's QP scheduler, on the timed fabric (a windowed transport's data waits)
+    line_gbps: float  # all the NIC's planes
+    cfg: EndpointCfg  # mtu, retry limit, ACK coalescing
+    timers: Timers
+    dscp: Mapping[str, int]
+    seed: int
+    elide: bool  # the timed fabric carries a payload's zeros as a count (mrc_wire.packet); BMv2 whole frames
+    on_message: Callable[[int, int, bytes | None], None]
+    on_place: Callable[[int, int, int, int], None]
+    slot_sink: Callable[[int, list[tuple[int, int]]], None]
+
+
+class Transport(Protocol):
+    """One transport of a scenario (`transports[i]`), as the run uses it."""
+
+    @property
+    def cfg(self) -> TransportCfg: ...  # the scenario's transports[i]
+
+    @property
+    def marks_last_hop(self) -> bool: ...  # the switches mark ECN toward hosts too (DCQCN's network)
+
+    @property
+    def scheduled(self) -> bool: ...  # its data waits in the NIC's QP scheduler (a window's); else it paces itself
+
+    @property
+    def reroutes(self) -> bool: ...  # one path per QP: routing rehashes it off a dead path after a fault
+
+    @property
+    def plots_ev_states(self) -> bool: ...  # its EVs change state: ev_states.png shows them
+
+    @property
+    def bmv2_refusal(self) -> str | None: ...  # why it cannot run on the BMv2 fabric; None: it can
+
+    def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
+        """The retransmission timeout on the timed fabric, µs."""
+        ...
+
+    def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
+                start: int = 0) -> EvProfile:
+        """The EVs of the k-th QP from NIC a to NIC b (fabric_sim.transports.qps.plan)."""
+        ...
+
+    def endpoint(self, site: Site) -> Host:
+        """The endpoint this transport runs on a NIC's host."""
+        ...

@@ -1,0 +1,137 @@
+"""What an experiment of the gallery is, and how one is run: its scenario
+file (scenarios/paper/), the runs of every sweep variant and transport
+(tasks for fabric_sim/runner/parallel.py), and what it measures against the
+paper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from control_plane import pipelines
+from fabric_sim import scenario
+from fabric_sim.runner.parallel import IN_PROCESS, Options, Task, label, run_all
+from fabric_sim.runner.run import RunResult
+
+SCENARIOS = pipelines.SCENARIOS / "paper"
+
+
+@dataclass(frozen=True)
+class Row:
+    """A measurement the gallery shows beside the paper's claims: what it
+    is, the paper's number if it gives one, and the model's."""
+    what: str
+    paper: str
+    measured: str
+
+
+@dataclass(frozen=True)
+class Held:
+    """One claim of the paper (claims.Claim, by id) against the model:
+    what was measured, whether it holds to the claim's tolerance, and,
+    when it does not, the measured cause. `tested` False: the runs do not
+    reach the regime the claim is about (counted as not reproduced)."""
+    claim: str
+    measured: str
+    ok: bool
+    cause: str = ""
+    tested: bool = True
+
+
+@dataclass
+class Finding:
+    key: str
+    rows: list[Row] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    delivery: list[tuple[str, bool]] = field(default_factory=list)  # (run, every message once and no QP error)
+    numbers: dict[str, Any] = field(default_factory=dict)  # for numbers.json and the tests
+    notes: list[str] = field(default_factory=list)  # where the model and the paper differ, and why
+
+    def row(self, what: str, paper: str, measured: str) -> None:
+        self.rows.append(Row(what, paper, measured))
+
+    def hold(self, claim: str, measured: str, ok: bool, cause: str = "") -> None:
+        self.held.append(Held(claim, measured, bool(ok), "" if ok else cause))
+
+    def untested(self, claim: str, why: str) -> None:
+        self.held.append(Held(claim, "not run", False, why, tested=False))
+
+    def delivered(self, run: str, ok: bool) -> None:
+        self.delivery.append((run, bool(ok)))
+
+    def result(self, claim: str) -> Held:
+        return next(h for h in self.held if h.claim == claim)
+
+
+@dataclass
+class Runs:
+    """Every run of one experiment: (sweep values, transport name) -> result."""
+    scenario: scenario.Scenario
+    results: dict[tuple[tuple[tuple[str, Any], ...], str], RunResult] = field(default_factory=dict)
+
+    def get(self, transport: str, **values: Any) -> RunResult:
+        """The run of `transport` whose sweep values match `values`, each
+        named by the last part of its path (message_bytes=..., rate=...)."""
+        for (vals, name), r in self.results.items():
+            short = {k.rsplit(".", 1)[-1]: v for k, v in vals}
+            if name == transport and all(short.get(k) == v for k, v in values.items()):
+                return r
+        raise KeyError(f"{self.scenario.name}: no run of {transport} with {values}")
+
+    def by_transport(self, transport: str) -> list[tuple[dict[str, Any], RunResult]]:
+        return [(dict(vals), r) for (vals, name), r in self.results.items() if name == transport]
+
+    @property
+    def transports(self) -> list[str]:
+        return list(dict.fromkeys(name for _, name in self.results))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    key: str  # fig09a
+    figure: str  # the PNG it belongs to: fig09
+    title: str
+    scenario: str  # file under scenarios/paper/
+    paper: str  # what the paper reports
+    measure: Callable[[Runs], Finding]
+
+
+def load(exp: Experiment, values: dict[str, Any] | None = None) -> scenario.Scenario:
+    """The experiment's scenario, with `values` set at their dotted paths
+    (tests shrink experiments this way; errors name the field)."""
+    sc = scenario.load(SCENARIOS / exp.scenario)
+    if values:
+        sc = scenario.parse(scenario.override(sc.meta["raw"] | {"sweep": _sweep_raw(sc)}, values),
+                            sc.source, sc.meta["base"])
+    return sc
+
+
+def _sweep_raw(sc: scenario.Scenario) -> dict[str, list[Any]]:
+    return {k: list(v) for k, v in sc.meta.get("sweep") or ()}
+
+
+def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, list[tuple[tuple, Task]]]:
+    """The experiment's runs still to fill, and a task per sweep variant and
+    transport with the key its result goes under in Runs.results."""
+    sc = load(exp, values)
+    variants = scenario.variants(sc)
+    out = []
+    for i, (vals, v) in enumerate(variants):
+        for t in v.transports:
+            name = f"{exp.key} [{i + 1}/{len(variants)}] {t.name}" + (f" {label(vals)}" if vals else "")
+            out.append(((tuple(vals.items()), t.name), Task(name, v, t)))
+    return Runs(sc), out
+
+
+def fill(runs: Runs, todo: list[tuple[tuple, Task]], results: list[RunResult]) -> Runs:
+    """Runs.results in the tasks' order, whatever order the runs finished in."""
+    for (k, _), r in zip(todo, results, strict=True):
+        runs.results[k] = r
+    return runs
+
+
+def run_experiment(exp: Experiment, values: dict[str, Any] | None = None, opts: Options = IN_PROCESS) -> Runs:
+    """Run every sweep variant of the experiment with every transport."""
+    runs, todo = tasks(exp, values)
+    return fill(runs, todo, run_all([t for _, t in todo], opts))
