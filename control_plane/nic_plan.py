@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-from mrc_wire.constants import HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port
+from mrc_wire.constants import ACK_BYTES, HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port
 from mrc_wire.entries import (
     DestRow,
     EvStats,
@@ -26,12 +26,18 @@ from mrc_wire.entries import (
 @dataclass(frozen=True)
 class QpSpec:
     """One QP of this NIC: its number, the peer's QP number, the EVs of
-    its rotation (a power of two) and its backup EVs."""
+    its rotation (a power of two) and its backup EVs; whether the NIC
+    runs its receiver (`offload`: MRC's; the RoCE baseline's receiver is
+    its host's), whose SACKs' reverse EV follows the data (`follow`), and
+    the payload bytes a SACK is coalesced over."""
 
     qpn: int
     peer_qpn: int
     evs: tuple[int, ...]
     backups: tuple[int, ...] = ()
+    offload: bool = True
+    follow: bool = True
+    ack_bytes: int = ACK_BYTES
 
 
 @dataclass
@@ -99,7 +105,7 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         # Outgoing packets name the peer's QP in BTH.dqpn: that is the key.
         st.qps.append(QpEv(qp.peer_qpn, index, base, n - 1))
         st.slots += [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)]
-        st.peers.append(QpPeer(qp.qpn, qp.peer_qpn))
+        st.peers.append(QpPeer(qp.qpn, qp.peer_qpn, index, qp.offload, qp.follow, qp.ack_bytes))
         base += n
     evs = sorted({ev for qp in qps for ev in (*qp.evs, *qp.backups)})
     st.ev_stats = [EvStats(ev) for ev in evs]

@@ -77,8 +77,9 @@ def to_p4(entry: object) -> fy.P4TableEntry:
             return fy.P4TableEntry("slot_ev", match=fy.Match(slot=slot), action=fy.Action("set_ev", ev=ev))
         case E.EvStats(ev):
             return fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev), action=fy.Action("count_ev"))
-        case E.QpPeer(qpn, peer):
-            return fy.P4TableEntry("qp_peer", match=fy.Match(qpn=qpn), action=fy.Action("set_peer", qpn=peer))
+        case E.QpPeer(qpn, peer, index, offload, follow, ack_bytes):
+            return fy.P4TableEntry("qp_peer", match=fy.Match(qpn=qpn), action=fy.Action(
+                "set_peer", qpn=peer, qp_index=index, offload=int(offload), follow=int(follow), ack_bytes=ack_bytes))
     raise TypeError(f"no P4 table for {entry!r}")
 
 

@@ -109,6 +109,11 @@ NACK_NO_RESOURCE: Final = 0x0A
 NACK_PSN_OOR_WINDOW: Final = 0x0B
 NACK_UNEXP_EVENT: Final = 0x19
 SACK_BITS: Final = 64
+# MRC's ACK coalescing, as UEC's receivers: a SACK per this many bytes of
+# in-order payload (4 packets at a 4 KiB MTU); the scenario's
+# `endpoint.ack_bytes` and a QP's plan (control_plane.nic_plan.QpSpec)
+# default to it (0: a SACK per data packet).
+ACK_BYTES: Final = 16384
 PSN_MOD: Final = 1 << 24
 
 # ---- DSCP classes: defaults; a topology file may change every one ---------
@@ -156,12 +161,19 @@ MAX_PORTS: Final = 512
 # in value order (a test reads them from the P4Info).
 NIC_DROPS: Final = ("malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row", "no_plane", "not_encap", "bad_inner",
              "not_for_me")
-NIC_EVENTS: Final = ("tx", "rx", "nack")
+NIC_EVENTS: Final = ("tx", "rx", "nack", "sack", "duplicate", "beyond_window")
 HOST_PORT: Final = 0  # the NIC port facing the host transport
 NOTICE_SESSION: Final = 1  # clone session of trimmed-packet notices to the host
 # P4 sizes of the NIC program (p4src/nic/size.p4): plans must fit them.
 NIC_MAX_QPS: Final = 4096  # qp_rotation register, qp_ev table
 NIC_MAX_SLOTS: Final = 65536  # slot_ev table (16-bit slot index)
+# The receiver in the NIC (p4src/nic/size.p4, nic_model/rx_track.py): a
+# circular bitmap of RX_WORDS 64-bit words per QP, so RX_WINDOW PSNs past
+# the cumulative point are accepted (SETH mpr advertises it, in units of
+# 128); the cumulative point moves over at most RX_ADVANCE_STEPS words a packet.
+RX_WORDS: Final = 16
+RX_WINDOW: Final = RX_WORDS * 64
+RX_ADVANCE_STEPS: Final = 2
 
 
 def plane_port(plane: int) -> int:

@@ -108,8 +108,17 @@ class EvStats:
 
 @dataclass(slots=True)
 class QpPeer:
+    """A local QP: its peer's QP number; with `offload`, the NIC's receiver
+    (nic_model/rx_track.py) tracks its PSNs in registers `qp_index` and
+    SACKs every `ack_bytes` of payload; with `follow`, a SACK's reverse EV
+    follows the data (EV state on: MRC, not the single-path baseline)."""
+
     qpn: int
     peer_qpn: int
+    qp_index: int = 0
+    offload: bool = False
+    follow: bool = False
+    ack_bytes: int = 0
 
 
 @dataclass(slots=True)

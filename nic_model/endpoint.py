@@ -34,20 +34,16 @@ from typing import Final
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DSCP_DEFAULTS,
-    ECN_CE,
     ECT0,
     ICRC_LEN,
     NACK_TRIMMED,
     OP_EP_REQUEST,
     OP_EP_RESPONSE,
     OP_NACK,
-    OP_PROBE,
     OP_SACK,
     OP_WRITE_LAST,
     OP_WRITE_ONLY,
-    SACK_BITS,
     SETH_M_NONE,
-    SETH_M_SKIP_ONCE,
     ev_plane,
 )
 from mrc_wire.psn import psn_add, psn_diff
@@ -61,11 +57,6 @@ from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 ZEROS: Final = bytes(16384)
-# MRC's ACK coalescing, as UEC's receivers: an ACK per this many bytes of
-# in-order payload (4 packets at a 4 KiB MTU); the scenario's
-# `endpoint.ack_bytes` defaults to it (0: an ACK per data packet).
-ACK_BYTES: Final = 16384
-
 
 # TSETH and CC_STATE carry a sender's clock in 128 ns units (as the ns-3
 # reading of MRC 1.0); the simulator's clock is in µs.
@@ -92,11 +83,12 @@ class Endpoint(W.PacketHost):
                  mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
                  probe_interval: float = 100.0, reorder_window: float | None = None,
                  dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
-                 ack_bytes: int = ACK_BYTES, ablate: frozenset[str] = frozenset(), elide: bool = False,
+                 ablate: frozenset[str] = frozenset(), elide: bool = False,
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
                  on_error: Callable[[int, str], None] | None = None,
                  on_place: Callable[[int, int, int, int], None] | None = None,
-                 slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None):
+                 slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None,
+                 reverse_sink: Callable[[int, int, int], None] | None = None):
         self.sim = sim
         self.addr_bytes = _addr(addr)
         self.addr = str(ipaddress.IPv6Address(self.addr_bytes))
@@ -108,21 +100,18 @@ class Endpoint(W.PacketHost):
         self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
         self.keep_payload = keep_payload
         self.elide = elide
-        # ACK coalescing as UEC's receivers do: an ACK once this many payload
-        # bytes arrived in order since the last one (0: an ACK per data
-        # packet), and at once on CE, out of order or while a hole is open,
-        # on a duplicate, on a trim notice and on the ack-request bit, which
-        # the sender sets when its window fills, on a message's last packet
-        # and every resend (so what is held back never stalls the sender).
-        self.ack_bytes = ack_bytes
         # Mechanisms switched off to show a check depends on them (fabric_sim.scenario.ABLATIONS):
-        # port_bitmap (paths.py: the peer's port bitmap ignored), ecn_echo (_on_data: CE never
-        # echoed), ev_retire (_event: a loss never retires an EV; the copies are still resent).
+        # port_bitmap (paths.py: the peer's port status ignored), ev_retire (_event: a loss never
+        # retires an EV; the copies are still resent); ecn_echo is the NIC's (NicModel(ecn_echo=False)).
         self.ablate = ablate
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_error = on_error or (lambda qpn, reason: None)
         self.on_place = on_place  # (QP, msg id, offset, length) of each payload placed: an outside ledger
         self.slot_sink = slot_sink  # where slot rewrites go (the NIC's slot_ev), per QP
+        # Where the reverse EVs the host chooses go (the NIC's rx_reverse
+        # register: its receiver's SACKs for data on a plane leave on it),
+        # (QP, plane, EV); the NIC moves them itself as data and SACKs arrive.
+        self.reverse_sink = reverse_sink
         self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
@@ -132,6 +121,7 @@ class Endpoint(W.PacketHost):
         self.paths = PathState(sim, self.stats, self.qps, probe_interval=probe_interval, probe_timeout=rto,
                                ignore_peer_ports="port_bitmap" in ablate, rng=random.Random(seed),
                                send_control=self._send_control, event=self._event, push_slots=self._push_slots,
+                               set_reverse=self._set_reverse,
                                lost=self._lost, pump=self._pump, arm_timer=self._arm_timer)
         self.recovery = LossRecovery(sim, self.stats, rto=rto, rto_max=rto_max if rto_max is not None else 64 * rto,
                                      retry_limit=retry_limit,
@@ -152,13 +142,27 @@ class Endpoint(W.PacketHost):
             qp.reverse.setdefault(ev_plane(ev), ev)
             qp.reverse_fresh.setdefault(ev_plane(ev), self.sim.now)
         self.qps[qpn] = qp
+        for p, ev in qp.reverse.items():
+            self._set_reverse(qp, p, ev)
         return qp
+
+    def _set_reverse(self, qp: QueuePair, plane: int, ev: int) -> None:
+        """`ev` becomes the reverse EV of `plane`, confirmed now, here and in the NIC."""
+        qp.reverse[plane] = ev
+        qp.reverse_fresh[plane] = self.sim.now
+        if self.reverse_sink is not None:
+            self.reverse_sink(qp.qpn, plane, ev)
 
     # ---- sender -------------------------------------------------------
     def set_control_path(self, qpn: int, ev: int) -> None:
         """Control packets of QP `qpn` travel on `ev` alone from now on (the
-        single-path baselines' routing moved the QP to another path)."""
-        self.qps[qpn].reverse = {ev_plane(ev): ev}
+        single-path baselines' routing moved the QP to another path): the
+        NIC's SACKs too, for data on any plane."""
+        qp = self.qps[qpn]
+        qp.reverse = {ev_plane(ev): ev}
+        if self.reverse_sink is not None:
+            for p in range(8):
+                self.reverse_sink(qpn, p, ev)
 
     def send_message(self, qpn: int, data: bytes | int) -> int:
         """Queue a message: bytes, or an int for that many simulated bytes."""
@@ -209,8 +213,10 @@ class Endpoint(W.PacketHost):
             inf = qp.inflight.get(qp.retx_queue.popleft())
             if inf is not None:
                 self._send_segment(qp, inf.seg, retx=True)
-        cwnd = qp.cc.window()
-        while qp.pending and len(qp.inflight) < cwnd:
+        # New PSNs within the window the receiver's NIC tracks (MRC's maximum
+        # PSN range from the cumulative point), so none is beyond its bitmap.
+        cwnd, limit = qp.cc.window(), qp.psn_range
+        while qp.pending and len(qp.inflight) < cwnd and psn_diff(qp.pending.head_psn(), qp.snd_una) < limit:
             self._send_segment(qp, qp.pending.popleft(), retx=False)
 
     def _lost(self, qp: QueuePair, inf: Inflight, event: EvEvent | None) -> None:
@@ -296,81 +302,47 @@ class Endpoint(W.PacketHost):
                 self._on_ack(qp, pkt)
         elif op == OP_NACK:
             self._on_nack(qp, pkt)
-        elif op == OP_PROBE:
-            self.paths.on_probe(qp, pkt)
         elif op == OP_EP_REQUEST:
             self.paths.on_endpoint_request(qp, pkt)
         elif op == OP_EP_RESPONSE:
             self.paths.on_endpoint_response(qp, pkt)
 
     def _on_data(self, qp: QueuePair, pkt: W.Mrc) -> None:
+        """A data packet the NIC's receiver found new (nic_model/rx_track.py:
+        it tracks the PSNs, drops duplicates and SACKs): placed, and its
+        message delivered once complete. A trimmed packet's notice (the NIC
+        has NACKed it) is counted, not placed."""
         if pkt.dscp in self.dscp_trimmed:
-            # The NIC's notice of a trimmed packet: its payload is gone and the
-            # NIC has already NACKed it, so it is counted, not placed; an ACK
-            # coalescing held back goes now, as UEC's receivers ACK on a trim.
             self.stats.trim_notices += 1
-            if qp.unacked_bytes:
-                qp.unacked_bytes = 0
-                self._ack(qp, qp.held_psn, qp.held_ev, False, 0)
             return
-        psn, ev = pkt.psn, pkt.ev
         qp.rx_active_at = self.sim.now
         self._arm_timer()  # a receiver that sends nothing still probes its reverse set on the tick
-        ahead = (psn - qp.cum_psn) & 0xFFFFFF
-        # ACKed at once past a gap, UEC's receivers' 16 KiB notwithstanding: an
-        # arrival the SACK bitmap cannot show (too far past the cumulative
-        # PSN: only its own ACK names it, else the sender's loss detection
-        # takes it for lost), and the one that closes the first hole (the
-        # cumulative PSN jumps: what the sender waits on may be in it). Other
-        # arrivals out of order are coalesced as in-order ones: the next
-        # ACK's bitmap shows them. (On the flagship, an ACK for every arrival
-        # while a hole was open sent 1% fewer packets than an ACK per packet;
-        # this rule 7%; an ACK at every new hole without the bitmap's reach
-        # sent more than per packet: spurious resends. docs/simulator.md.)
-        gap = ahead > SACK_BITS or (ahead == 0 and qp.rbits != 0)
-        fresh = qp.accept(psn)
-        if fresh is None:
-            self.stats.out_of_window += 1
-            return
-        if not fresh:
-            self.stats.duplicates += 1
-        else:
-            self.stats.reorder[min(ahead.bit_length(), 24)] += 1
-            msg_id, offset, msg_len = pkt.data()
-            if msg_id not in qp.delivered_msgs:
-                part = qp.partial.get(msg_id)
-                if part is None:
-                    part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
-                n = pkt.payload_len
-                part[0] += n
-                if self.on_place is not None:
-                    self.on_place(qp.qpn, msg_id, offset, n)
-                qp.rx_bytes += n
-                self.stats.rx_bytes += n
-                if part[1] is not None:
-                    part[1][offset] = pkt.payload
-                if part[0] >= msg_len:
-                    del qp.partial[msg_id]
-                    qp.delivered_msgs.add(msg_id)
-                    self.stats.delivered += 1
-                    data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
-                    self.on_message(qp.qpn, msg_id, data)
-        ce = pkt.ecn == ECN_CE
-        if not gap and fresh and not pkt.ackreq and not ce:  # a duplicate is ACKed at once
-            qp.unacked_bytes += pkt.payload_len
-            if qp.unacked_bytes < self.ack_bytes:
-                qp.held_psn, qp.held_ev = psn, ev  # coalesced: a later ACK's cumulative PSN covers it
-                self._heard_on(qp, ev)
-                return
-        qp.unacked_bytes = 0
-        self._ack(qp, psn, ev, ce, pkt.tx_timestamp())
-        self._heard_on(qp, ev)
+        msg_id, offset, msg_len = pkt.data()
+        if msg_id not in qp.delivered_msgs:
+            part = qp.partial.get(msg_id)
+            if part is None:
+                part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
+            n = pkt.payload_len
+            part[0] += n
+            if self.on_place is not None:
+                self.on_place(qp.qpn, msg_id, offset, n)
+            qp.rx_bytes += n
+            self.stats.rx_bytes += n
+            if part[1] is not None:
+                part[1][offset] = pkt.payload
+            if part[0] >= msg_len:
+                del qp.partial[msg_id]
+                qp.delivered_msgs.add(msg_id)
+                self.stats.delivered += 1
+                data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
+                self.on_message(qp.qpn, msg_id, data)
+        self._heard_on(qp, pkt.ev)
 
     def _heard_on(self, qp: QueuePair, ev: int) -> None:
         """Data just came in on `ev`: its path (plane and spine, the same
         switches both ways) works, so it becomes its plane's reverse EV,
-        confirmed now. Taken after the arrival's ACK is sent, so an ACK goes
-        on the path of its plane's previous arrival, not on the EV it echoes.
+        confirmed now (the host's view, for its probes of the reverse set;
+        the NIC's receiver moves its own rx_reverse register the same way).
         With EV state on only: the single-path baseline keeps the control
         path its routing hashed (set_control_path), and oblivious spraying
         keeps the probed set (docs/nic.md, "Reverse EV set")."""
@@ -378,19 +350,6 @@ class Endpoint(W.PacketHost):
         if p in qp.reverse and qp.profile.enabled:
             qp.reverse[p] = ev
             qp.reverse_fresh[p] = self.sim.now
-
-    def _ack(self, qp: QueuePair, psn: int, ev: int, ce: bool, ts: int) -> None:
-        """SACK the arrival of `psn` on `ev` (echoing its TSETH timestamp
-        `ts`), on the reverse EV of its plane: CE as SETH's skip-once mark,
-        received bytes in CC_STATE in 256-byte units (as the ns-3 reading)."""
-        ce = ce and "ecn_echo" not in self.ablate
-        ack = W.sack_ext(ev, qp.cum_psn, psn, qp.sack_bitmap(), m=SETH_M_SKIP_ONCE if ce else SETH_M_NONE,
-                         spdcid=qp.qpn, dpdcid=qp.peer_qpn, ts=ts, ooo=qp.rbits.bit_count(),
-                         rcvd=(qp.rx_bytes >> 8) & 0xFFFFFF)
-        self.stats.acks_sent += 1
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0,
-                              self._control_ev(qp, ev_plane(ev)), OP_SACK, qp.peer_qpn, (qp.cum_psn - 1) & 0xFFFFFF,
-                              ack))
 
     def _on_ack(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if qp.error is not None:

@@ -20,6 +20,7 @@ from mrc_wire.constants import (
     EXT_LEN,
     HOST_PORT,
     NACK_BYTES,
+    NACK_PSN_OOR_WINDOW,
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
     NIC_DROPS,  # noqa: F401 (re-exported)
@@ -31,6 +32,8 @@ from mrc_wire.constants import (
     OP_SACK,
 )
 from mrc_wire.usid import carrier_int, path_sids
+from nic_model import rx_track
+from nic_model.rx_track import RxTrack
 
 
 class Output(NamedTuple):  # a tuple: the timed fabric makes millions
@@ -55,15 +58,17 @@ class NicModel:
     megaflow cache would; `cache=False` builds them for every packet (the
     fuzz tests hold the two equal)."""
 
-    def __init__(self, name: str = "nic", *, cache: bool = True):
+    def __init__(self, name: str = "nic", *, cache: bool = True, ecn_echo: bool = True):
         self.name = name
         self.cache = cache
+        self.ecn_echo = ecn_echo  # False: the receiver does not echo CE (an ablation; the P4 always does)
         self.config = N.NicConfig.default()
         self.rows: dict[int, N.DestRow] = {}
         self.planes: dict[int, N.PlanePort] = {}
         self.qps: dict[int, N.QpEv] = {}
         self.slots: dict[int, int] = {}
-        self.peers: dict[int, int] = {}
+        self.peers: dict[int, N.QpPeer] = {}  # local QP number -> its qp_peer entry
+        self.rx = RxTrack()  # the receiver's registers (nic_model/rx_track.py)
         self.rotation: Counter[int] = Counter()
         # The P4's ev_stats and plane counters as plain numbers (one lookup
         # per packet, not four Counter updates); read as Counters below.
@@ -92,7 +97,8 @@ class NicModel:
                 case N.SlotEv():
                     self.slots[e.slot] = e.ev
                 case N.QpPeer():
-                    self.peers[e.qpn] = e.peer_qpn
+                    self.peers[e.qpn] = e
+                    self.rx.ensure(e.qp_index)
                 case N.EvStats() | N.NoticeSession():
                     pass
                 case _:
@@ -105,6 +111,13 @@ class NicModel:
         slots = self.slots
         for slot, ev in writes:
             slots[slot] = ev
+
+    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
+        """The host's write of local QP `qpn`'s reverse EV of `plane` (the
+        rx_reverse register): where its SACKs for data on that plane go."""
+        qp = self.peers.get(qpn)
+        if qp is not None:
+            self.rx.set_reverse(qp.qp_index, plane, ev)
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
@@ -137,8 +150,10 @@ class NicModel:
 
     @property
     def events(self) -> Counter[str]:
-        """tx, rx, nack, notice, ce_copy."""
-        out = Counter({k: n for k, n in (("tx", self.tx_count), ("rx", self.rx_count)) if n})
+        """tx, rx, nack, notice, ce_copy, sack, duplicate, beyond_window."""
+        rx = self.rx
+        out = Counter({k: n for k, n in (("tx", self.tx_count), ("rx", self.rx_count), ("duplicate", rx.duplicates),
+                                         ("beyond_window", rx.beyond)) if n})
         out.update(self.other_events)
         return out
 
@@ -256,14 +271,44 @@ class NicModel:
         if oecn == ECN_CE and m.ecn:
             m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
             self.other_events["ce_copy"] += 1
+        qp = self.peers.get(m.dqpn)
+        if qp is not None and qp.offload:
+            if m.is_data:
+                return self._track(frame, m, qp, pad)
+            if m.opcode == OP_PROBE:
+                reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
+                self.other_events["probe_answer"] += 1
+                return self._send(bytearray(reply), ev, self.config.dscp_control, 0, 0)
+            if m.opcode == OP_SACK and qp.follow and not m.probe_response:
+                ev = m.sack()[0]  # our data got through on it: the reverse EV of its plane
+                self.rx.set_reverse(qp.qp_index, ev & 7, ev)
         self.rx_count += 1
         return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
 
+    def _track(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output]:
+        """Receive step 3: the QP's receive registers; a SACK or a window
+        NACK out on the reverse EV, a new packet to the host."""
+        c = self.config
+        to_host, reply, ev = rx_track.on_data(self.rx, qp, m, c.dscp_control, self.ecn_echo)
+        outs: list[Output] = []
+        if reply is not None:
+            if reply[48] == OP_SACK:
+                self.other_events["sack"] += 1
+            else:
+                self.nacks[NACK_PSN_OOR_WINDOW] += 1
+                self.other_events["nack"] += 1
+            outs = self._send(bytearray(reply), ev, c.dscp_control, 0, 0)
+        if to_host:
+            self.rx_count += 1
+            outs.append(Output(HOST_PORT, frame[:14] + m.raw, False, m, pad))
+        return outs
+
     def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int, pad: int) -> list[Output]:
         c = self.config
-        peer = self.peers.get(m.dqpn)
-        if peer is None:
+        qp = self.peers.get(m.dqpn)
+        if qp is None:
             return self._drop("unknown_qp")
+        peer = qp.peer_qpn
         reason = NACK_TRIMMED if odscp == c.dscp_trimmed else NACK_TRIMMED_LASTHOP
         # The notice to the host: what arrived, decapsulated, trimmed DSCP.
         notice = bytearray(eth + inner)

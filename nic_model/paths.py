@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from mrc_wire import packet as W
-from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, OP_SACK, ev_plane
+from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, ev_plane
 from nic_model.ev import EvEvent
 from nic_model.qp import Inflight, QueuePair
 from nic_model.stats import Stats
@@ -26,6 +26,7 @@ PushSlots = Callable[[QueuePair], None]  # hand the profile's new slot rewrites 
 Lost = Callable[[QueuePair, Inflight, EvEvent | None], None]  # queue for resending
 Pump = Callable[[QueuePair], None]  # send what the window allows
 ArmTimer = Callable[[], None]  # keep the endpoint's tick running
+SetReverse = Callable[[QueuePair, int, int], None]  # (QP, plane, EV): a new reverse EV, here and in the NIC
 ANNOUNCE_TRIES = 8  # port status requests sent to a peer that does not answer
 
 
@@ -45,7 +46,8 @@ class PathState:
 
     def __init__(self, sim: Sim, stats: Stats, qps: Mapping[int, QueuePair], *, probe_interval: float,
                  probe_timeout: float, ignore_peer_ports: bool, rng: random.Random, send_control: SendControl,
-                 event: Event, push_slots: PushSlots, lost: Lost, pump: Pump, arm_timer: ArmTimer):
+                 event: Event, push_slots: PushSlots, lost: Lost, pump: Pump, arm_timer: ArmTimer,
+                 set_reverse: SetReverse):
         self.sim, self.stats, self.qps = sim, stats, qps
         self.probe_interval, self.probe_timeout = probe_interval, probe_timeout
         self.ignore_peer_ports, self.rng = ignore_peer_ports, rng
@@ -54,6 +56,7 @@ class PathState:
         self.announced = {}
         self._send_control, self._event, self._push_slots = send_control, event, push_slots
         self._lost, self._pump, self._arm_timer = lost, pump, arm_timer
+        self._set_reverse = set_reverse
 
     def probe(self, qp: QueuePair, now: float) -> None:
         """The tick's probes: expire the unanswered, probe the EVs that want
@@ -193,14 +196,6 @@ class PathState:
                 else:
                     self._plane_back(qp, p)
 
-    def on_probe(self, qp: QueuePair, pkt: W.Mrc) -> None:
-        """A probe: answered over our freshest reverse EV by a SACK with its
-        probe-response bit, echoing the probed EV (the one the probe came
-        on) and the probe id."""
-        reply = W.probe_reply_ext(pkt.ev, pkt.probe_id(), qp.cum_psn, qp.sack_bitmap(), spdcid=qp.qpn,
-                                  dpdcid=qp.peer_qpn)
-        self._send_control(qp, self.control_ev(qp, None), OP_SACK, (qp.cum_psn - 1) & 0xFFFFFF, reply)
-
     def on_probe_reply(self, qp: QueuePair, pkt: W.Mrc) -> None:
         """A probe's answer: an RTT sample; a path EV's good probe, or a
         new reverse EV."""
@@ -213,5 +208,4 @@ class PathState:
         if kind == "path":
             self._event(qp, ev, EvEvent.PROBE_OK)
         else:
-            qp.reverse[ev_plane(ev)] = ev
-            qp.reverse_fresh[ev_plane(ev)] = self.sim.now
+            self._set_reverse(qp, ev_plane(ev), ev)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
-from mrc_wire.psn import HALF, PSN_MASK, psn_add
+from mrc_wire.constants import RX_WINDOW
+from mrc_wire.psn import PSN_MASK, psn_add
 from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
-
-RX_WINDOW: Final = 1 << 16  # PSNs ahead of the cumulative point a receiver accepts
 
 
 @dataclass(slots=True)
@@ -46,6 +45,10 @@ class Pending:
             self.next = 0
         return seg
 
+    def head_psn(self) -> int:
+        """The PSN of the next packet to be taken."""
+        return psn_add(self.cuts[0].first_psn, self.next)
+
     def clear(self) -> None:
         self.cuts.clear()
         self.next = 0
@@ -59,7 +62,8 @@ class Pending:
 
 @dataclass
 class QueuePair:
-    """One side's state of a connection (sender and receiver halves)."""
+    """One side's state of a connection: the sender, and the host's part of
+    the receiver (placement; the PSNs are the NIC's: nic_model/rx_track.py)."""
 
     qpn: int
     peer_qpn: int
@@ -70,6 +74,7 @@ class QueuePair:
     # sender half
     next_psn: int = 0
     snd_una: int = 0  # oldest PSN not known delivered
+    psn_range: int = RX_WINDOW  # new PSNs go at most this far past snd_una (the peer NIC's window: SETH mpr)
     pending: Pending = field(default_factory=Pending)  # packets not sent yet
     retx_queue: deque[int] = field(default_factory=deque)  # PSNs to resend now
     inflight: dict[int, Inflight] = field(default_factory=dict)  # PSN -> Inflight (the latest copy)
@@ -86,9 +91,7 @@ class QueuePair:
     error: str | None = None  # set when the QP gives up: reported, never silent
     peer_down: int = 0  # bitmap of the peer's planes whose NIC port is down
     ev_tx: Counter[int] = field(default_factory=Counter)  # EV -> data packets sent on it (activity traces)
-    # receiver half
-    cum_psn: int = 0  # every PSN before it received
-    rbits: int = 0  # bit i: PSN cum_psn + i received (bit 0 is always 0)
+    # receiver half (the host's: placement)
     # msg_id -> [bytes, {offset: payload} | None]
     partial: dict[int, list[Any]] = field(default_factory=dict)
     delivered_msgs: set[int] = field(default_factory=set)
@@ -98,48 +101,12 @@ class QueuePair:
     reverse_probed: dict[int, float] = field(default_factory=dict)  # plane -> time of its last reverse-set probe
     reverse_probe_at: float = -1e18  # the last reverse-set probe (one per probe interval)
     rx_bytes: int = 0
-    unacked_bytes: int = 0  # in-order payload since the last ACK sent (coalescing)
-    held_psn: int = 0  # the newest data packet an ACK was held back for (coalescing): PSN and EV
-    held_ev: int = 0
     rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
     probe_sent: dict[int, tuple[int, float, str]] = field(default_factory=dict)  # probe id -> (EV, time, kind)
 
     def __post_init__(self) -> None:
-        self.next_psn = self.snd_una = self.cum_psn = self.sack_cum = self.start_psn & PSN_MASK
-
-    @property
-    def received(self) -> set[int]:
-        """PSNs received beyond the cumulative point (for tests and reports)."""
-        out, b, i = set(), self.rbits, 0
-        while b:
-            if b & 1:
-                out.add(psn_add(self.cum_psn, i))
-            b >>= 1
-            i += 1
-        return out
-
-    def accept(self, psn: int) -> bool | None:
-        """Record an arriving PSN: True if new, False if a duplicate, None
-        if beyond the receive window (dropped and counted)."""
-        d = (psn - self.cum_psn) & PSN_MASK
-        if d >= HALF:
-            return False  # behind the cumulative point
-        if d >= RX_WINDOW:
-            return None
-        bit = 1 << d
-        if self.rbits & bit:
-            return False
-        self.rbits |= bit
-        if d == 0:
-            run = (~self.rbits & (self.rbits + 1)).bit_length() - 1  # trailing ones
-            self.cum_psn = psn_add(self.cum_psn, run)
-            self.rbits >>= run
-        return True
-
-    def sack_bitmap(self) -> int:
-        """PSNs cum_psn+1 .. cum_psn+64 received (bit 0 = cum_psn+1)."""
-        return (self.rbits >> 1) & 0xFFFFFFFFFFFFFFFF  # SACK_BITS ones
+        self.next_psn = self.snd_una = self.sack_cum = self.start_psn & PSN_MASK
 
     def rtt_sample(self, rtt: float) -> None:
         """An RTT measured (an ACK of a first copy, a probe's reply)."""

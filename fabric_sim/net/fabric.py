@@ -122,16 +122,18 @@ class NicNode(Receiver):
 
 class Fabric:
     def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False,
-                 egress: type = Egress, progress: Callable[[str], None] | None = None):
+                 egress: type = Egress, progress: Callable[[str], None] | None = None, ecn_echo: bool = True):
         """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
         baseline's network; switch_model.pipeline.SwitchModel). `egress`:
         the link class (fabric_sim.net.pfc.PfcEgress under PFC: pausable, slower).
-        `progress`: set-up progress lines (large fabrics take minutes)."""
+        `progress`: set-up progress lines (large fabrics take minutes).
+        `ecn_echo` False: the NICs' receivers do not echo CE (an ablation)."""
         self.topo, self.cfg, self.sim = topo, links, sim
         self.egress_cls = egress
         self.progress = progress or (lambda line: None)
         self.rng = random.Random(seed)
         self.mark_last_hop = mark_last_hop
+        self.ecn_echo = ecn_echo
         self.switches: dict[DeviceId, SwitchNode] = {}
         self.nics: list[NicNode] = []
         # frozenset of the two device ids -> (egress a->b, egress b->a)
@@ -150,7 +152,7 @@ class Fabric:
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
             self.progress(f"building the fabric: switches of plane {p + 1}/{t.planes}")
         for n in range(t.nics):
-            self.nics.append(NicNode(n, NicModel(str(ids.nic(n))), self.rng))
+            self.nics.append(NicNode(n, NicModel(str(ids.nic(n)), ecn_echo=self.ecn_echo), self.rng))
         for i, (a, pa, b, pb, plane) in enumerate(t.cables()):
             if i % 4096 == 0:
                 self.progress(f"building the fabric: {i:,} cables")

@@ -1,11 +1,16 @@
 """Packet totals by which a reader checks a run from results.json alone:
 
-    sent + nacks_from_nics == delivered + sum(dropped by cause) + in_flight
+    sent + nacks_from_nics + sacks_from_nics
+        == delivered + kept_by_nics + sum(dropped by cause) + in_flight
 
 `sent`: packets the endpoints handed their NICs; `nacks_from_nics`: NACKs
-the NICs made themselves (for trimmed packets); `delivered`: packets the
-NICs handed their endpoints (trim notices included); `in_flight`: packets
-still on a wire when the run stopped. Each is counted where it happens,
+the NICs made themselves (for trimmed packets, and beyond the receive
+window); `sacks_from_nics`: the SACKs and probe answers of the NICs'
+receivers (nic_model/rx_track.py); `delivered`: packets the NICs handed
+their endpoints (trim notices included); `kept_by_nics`: what the NICs'
+receivers took in without handing it on (duplicates, packets beyond the
+window, probes they answered); `in_flight`: packets still on a wire when
+the run stopped. Each is counted where it happens,
 not derived from the others, so the sum is a check and not a definition."""
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ from sim_core.sim import Sim
 
 def totals(fab: Any, sim: Sim, drops: dict[str, int], nacks_from_nics: int) -> dict[str, Any]:
     """The run's totals from the NICs' counters (`NicNode.from_host`,
-    `to_host`), its drops, and what the fabric still holds."""
+    `to_host`, the receivers'), its drops, and what the fabric still holds."""
+    ev = [n.model.events for n in fab.nics]
     return {"sent": sum(n.from_host for n in fab.nics), "nacks_from_nics": nacks_from_nics,
-            "delivered": sum(n.to_host for n in fab.nics), "dropped": dict(sorted(drops.items())),
-            "in_flight": on_wires(sim, fab.egresses())}
+            "sacks_from_nics": sum(e["sack"] + e["probe_answer"] for e in ev),
+            "delivered": sum(n.to_host for n in fab.nics),
+            "kept_by_nics": sum(e["duplicate"] + e["beyond_window"] + e["probe_answer"] for e in ev),
+            "dropped": dict(sorted(drops.items())), "in_flight": on_wires(sim, fab.egresses())}
 
 
 def on_wires(sim: Sim, egresses: Iterable[Any] = ()) -> int:

@@ -78,13 +78,13 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     sim = Sim()
     tr = kinds.of(t)
     fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=tr.marks_last_hop,
-                 egress=pfc.PfcEgress if t.pfc else Egress, progress=progress)
+                 egress=pfc.PfcEgress if t.pfc else Egress, progress=progress, ecn_echo=tr.nic_echoes_ce)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress)
+    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress, ack_bytes=ecfg.ack_bytes)
     for traced in list(links.values())[:TRACED]:
         traced[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
@@ -99,7 +99,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
                 if tr.scheduled and ecfg.tx_backlog else None
             site = Site(sim, A.nic_address(topo, node.n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
-                        sc.seed + node.n, True, drv.delivered, drv.ledger.place, node.slots)
+                        sc.seed + node.n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse)
             node.endpoint = hosts[node.n] = tr.endpoint(site)
             if pfc_net:
                 pfc_net.attach(node, node.endpoint)
@@ -220,9 +220,11 @@ def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunR
         drops.update({f"link:{k}": v for k, v in e.drops.items()})
     events["nacks_from_nics"] = sum(sum(n.model.nacks.values()) for n in fab.nics)
     events["probes"] = sum(e.stats.probes for e in eps)
-    events["duplicates"] = sum(e.stats.duplicates for e in eps)
+    # Duplicates and arrivals past the in-order point: the NIC's receiver's
+    # counters (MRC), and the RoCE host receiver's own.
+    events["duplicates"] = sum(e.stats.duplicates for e in eps) + sum(n.model.rx.duplicates for n in fab.nics)
     events["trim_notices"] = sum(e.stats.trim_notices for e in eps)
-    reorder = [sum(e.stats.reorder[i] for e in eps) for i in range(25)]
+    reorder = [sum(e.stats.reorder[i] for e in eps) + sum(n.model.rx.reorder[i] for n in fab.nics) for i in range(25)]
     errors = [f"{e.addr} QP {q}: {why}" for e in eps for q, why in e.errors]
     return RunResult(sc, t, msgs, tl, rtt, fab.cfg.nic_gbps * fab.topo.planes, retx, dict(drops), dict(events),
                      reorder, errors, sim.events, sum(e.tx_pkts for e in fab.egresses()), wall, t_end,

@@ -40,7 +40,7 @@ from fabric_sim.scenario.kinds import Kind, facts
 from fabric_sim.scenario.pfc_config import PfcConfig
 from fabric_sim.scenario.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario.sweep import override
-from nic_model.endpoint import ACK_BYTES
+from mrc_wire.constants import ACK_BYTES
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]

@@ -29,6 +29,11 @@ class Mrc:
     reroutes = False
     plots_ev_states = True
     bmv2_refusal = None
+    offloads_receiver = True
+
+    @property
+    def nic_echoes_ce(self) -> bool:
+        return "ecn_echo" not in self.cfg.ablate
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
         return cfg.rto_us or 10 * base_rtt
@@ -52,6 +57,8 @@ class SinglePath:
     reroutes = True
     plots_ev_states = False
     bmv2_refusal = None
+    offloads_receiver = True
+    nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
         return cfg.rto_us or 10 * base_rtt
@@ -81,6 +88,8 @@ class Roce:
     plots_ev_states = False
     # BMv2's switches neither pause (PFC) nor mark ECN at the last hop (DCQCN).
     bmv2_refusal = "the RoCE baseline runs on the timed fabric only"
+    offloads_receiver = False  # RC's go-back-N receiver is its host's (roce.py)
+    nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
         return cfg.rto_us or ROCE_RTO_RTTS * base_rtt
@@ -110,11 +119,11 @@ def _mrc_endpoint(site: Site, ablate: frozenset[str]) -> Endpoint:
         keep_payload=False,
         elide=site.elide,
         seed=site.seed,
-        ack_bytes=site.cfg.ack_bytes,
         ablate=ablate,
         on_message=site.on_message,
         on_place=site.on_place,
         slot_sink=site.slot_sink,
+        reverse_sink=site.reverse_sink,
     )
     if sched is not None:
         sched.endpoint = ep  # the scheduler stamps the MRC endpoint's own copies

@@ -27,7 +27,7 @@ from control_plane.topology import Topology
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
-from mrc_wire.constants import ev_plane, ev_spine
+from mrc_wire.constants import ACK_BYTES, ev_plane, ev_spine
 from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
 
@@ -86,10 +86,12 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
 
 
 def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-         pins: dict[tuple[int, int], Pin] | None = None,
+         pins: dict[tuple[int, int], Pin] | None = None, ack_bytes: int = ACK_BYTES,
          ) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
     """Every pair's QPs and, per NIC, the QPs its plan must hold. A pinned
-    pair's sending QPs use the pin (MRC); its receiving side is as usual."""
+    pair's sending QPs use the pin (MRC); its receiving side is as usual.
+    The NIC's receiver tracks the QPs of a transport that offloads it,
+    SACKing every `ack_bytes` of payload."""
     rng = random.Random(seed)
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
@@ -105,7 +107,8 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
             qpn += 2
             for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
                 spare = tuple(e for pool in prof.backups.values() for e in pool)
-                specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare))
+                specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare, tr.offloads_receiver,
+                                                        prof.enabled, ack_bytes))
             links.append(link)
         out[(a, b)] = links
     return out, specs
@@ -113,9 +116,10 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
 
 def setup(tr: transport.Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
           pins: dict[tuple[int, int], Pin] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict[tuple[int, int], list[QpLink]]:
+          progress: Callable[[str], None] | None = None, ack_bytes: int = ACK_BYTES,
+          ) -> dict[tuple[int, int], list[QpLink]]:
     """Create every pair's QPs and install every NIC's plan in the fabric."""
-    links, specs = plan(tr, fab.topo, pairs, qps_per_pair, seed, pins)
+    links, specs = plan(tr, fab.topo, pairs, qps_per_pair, seed, pins, ack_bytes)
     for i, (nic, qps) in enumerate(specs.items()):
         if progress and i % 1024 == 0:
             progress(f"NIC plans: {i:,}/{len(specs):,} installed")

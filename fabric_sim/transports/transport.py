@@ -47,6 +47,7 @@ class Site:
     on_message: Callable[[int, int, bytes | None], None]
     on_place: Callable[[int, int, int, int], None]
     slot_sink: Callable[[int, list[tuple[int, int]]], None]
+    reverse_sink: Callable[[int, int, int], None]  # (QP, plane, EV): the NIC's rx_reverse register
 
 
 class Transport(Protocol):
@@ -69,6 +70,12 @@ class Transport(Protocol):
 
     @property
     def bmv2_refusal(self) -> str | None: ...  # why it cannot run on the BMv2 fabric; None: it can
+
+    @property
+    def offloads_receiver(self) -> bool: ...  # the NIC tracks its PSNs and SACKs (MRC's); else its host does
+
+    @property
+    def nic_echoes_ce(self) -> bool: ...  # the NIC's SACKs echo CE (False: the ecn_echo ablation)
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
         """The retransmission timeout on the timed fabric, µs."""

@@ -11,7 +11,7 @@ from fabric_sim.runner.driver import Driver
 from fabric_sim.runner.run import run
 from fabric_sim.scenario.workload import Message
 from fabric_sim.transports.qps import QpLink
-from nic_model.qp import QueuePair
+from nic_model.rx_track import DUPLICATE, NEW, RxTrack
 from tests.sim.helpers import make
 
 
@@ -73,13 +73,13 @@ def test_a_receiver_that_forgets_duplicates_is_caught_by_the_ledger(monkeypatch)
     # arrived. With duplicate detection broken such a copy is placed again
     # and counts towards its message's length: the message "completes"
     # short of bytes it never got. The driver sees nothing; the ledger does.
-    accept = QueuePair.accept
+    mark = RxTrack._mark  # the NIC's receiver (nic_model/rx_track.py)
 
-    def forgetful(self, psn):
-        fresh = accept(self, psn)
-        return True if fresh is False else fresh
+    def forgetful(self, q, psn, d):
+        kind = mark(self, q, psn, d)
+        return NEW if kind == DUPLICATE else kind
 
-    monkeypatch.setattr(QueuePair, "accept", forgetful)
+    monkeypatch.setattr(RxTrack, "_mark", forgetful)
     sc = make({"pattern": "permutation", "message_bytes": 200_000}, [{"name": "mrc", "kind": "mrc"}],
               events=[{"at_us": 0, "nic_rx_loss": {"rate": 0.2}}])
     r = run(sc, sc.transports[0])

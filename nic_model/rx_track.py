@@ -1,0 +1,211 @@
+"""The MRC receiver in the NIC's data plane, stage for stage as
+p4src/nic/rx_track.p4 (DESIGN.md section 5, receive step 3; docs/nic.md,
+"The receiver in the pipeline").
+
+Per QP, in registers (arrays indexed by the QP's receive index): the
+cumulative PSN (`cum`, the first PSN not received), a circular bitmap of
+RX_WORDS 64-bit words (bit psn % 64 of word (psn / 64) % RX_WORDS; every
+bit of a PSN below `cum` is 0, so the ring is reused as `cum` moves),
+payload bytes since the last SACK, payload bytes received, the PSNs held
+out of order, and the reverse EV of each plane (where the QP's SACKs go).
+
+A data packet is new, a duplicate (its bit set, or behind `cum`), or
+beyond the window (RX_WINDOW PSNs from `cum`). `cum` then advances over
+the received PSNs: RX_ADVANCE_STEPS words at most per packet (a P4
+pipeline has no loops: each step is one word's register access and one
+lookup of the trailing-ones table); what is left is caught up by the next
+packets. A SACK goes at once on a duplicate, a CE mark, the ack-request
+bit, a hole opening or closing, else once `ack_bytes` of payload arrived;
+its bitmap is PSNs cum+1 .. cum+64 (sack_offset 2 from cack_psn).
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from mrc_wire import packet as W
+from mrc_wire.constants import (
+    ECN_CE,
+    NACK_PSN_OOR_WINDOW,
+    OP_NACK,
+    OP_SACK,
+    PSN_MOD,
+    RX_ADVANCE_STEPS,
+    RX_WINDOW,
+    RX_WORDS,
+    SACK_BITS,
+    SETH_M_NONE,
+    SETH_M_SKIP_ONCE,
+    ev_plane,
+)
+from mrc_wire.entries import QpPeer
+
+_HALF: Final = PSN_MOD >> 1
+_MASK: Final = PSN_MOD - 1
+_ONES: Final = (1 << 64) - 1
+NEW: Final = 0
+DUPLICATE: Final = 1
+BEYOND: Final = 2
+
+
+def trailing_ones(x: int) -> int:
+    """The count of consecutive 1 bits of `x` from bit 0 (the P4's ternary
+    table `trailing_ones`: 65 entries)."""
+    return ((x ^ _ONES) & -(x ^ _ONES)).bit_length() - 1 if x != _ONES else 64
+
+
+class Verdict(NamedTuple):
+    kind: int  # NEW, DUPLICATE or BEYOND
+    sack: bool  # a SACK goes now
+    reverse_ev: int  # the EV the SACK (or the window NACK) leaves on
+    cum: int  # after the update
+    bitmap: int  # PSNs cum+1 .. cum+64
+    ooo: int  # PSNs held out of order
+    rcvd: int  # payload bytes received (CC_STATE counts 256-byte units of it)
+
+
+class RxTrack:
+    """The receive registers of every offloaded QP of one NIC."""
+
+    __slots__ = ("cum", "words", "unacked", "rcvd", "ooo", "reverse", "duplicates", "beyond", "reorder")
+
+    def __init__(self) -> None:
+        # Registers of the QPs with receive indices 0 .. n-1 (grown as QPs
+        # are installed: a model of 1,024 NICs holds what its QPs use, not
+        # the P4's NIC_MAX_QPS of each).
+        self.cum: list[int] = []
+        self.words: list[int] = []
+        self.unacked: list[int] = []
+        self.rcvd: list[int] = []
+        self.ooo: list[int] = []
+        self.reverse: list[int] = []  # (QP, plane) -> EV: [q * 8 + plane]
+        self.duplicates = 0
+        self.beyond = 0
+        self.reorder = [0] * 25  # arrivals d PSNs past cum, by d's bit length (d = 0 in [0])
+
+    def ensure(self, q: int) -> None:
+        """Registers for receive index `q` (zero, as the P4's at start-up)."""
+        n = q + 1 - len(self.cum)
+        if n > 0:
+            for a in (self.cum, self.unacked, self.rcvd, self.ooo):
+                a.extend([0] * n)
+            self.words.extend([0] * (n * RX_WORDS))
+            self.reverse.extend([0] * (n * 8))
+
+    def set_reverse(self, q: int, plane: int, ev: int) -> None:
+        """The host's write of a QP's reverse EV of `plane`."""
+        self.ensure(q)
+        self.reverse[q * 8 + plane] = ev
+
+    def start(self, q: int, psn: int) -> None:
+        """A QP (re)connected: nothing received before `psn`."""
+        self.ensure(q)
+        self.cum[q] = psn & _MASK
+        base = q * RX_WORDS
+        self.words[base:base + RX_WORDS] = [0] * RX_WORDS
+        self.unacked[q] = self.rcvd[q] = self.ooo[q] = 0
+
+    def data(self, q: int, psn: int, ev: int, ce: bool, ackreq: bool, length: int, ack_bytes: int,
+             follow: bool) -> Verdict:
+        """One data packet of QP `q` (its receive index) with `length` bytes of payload."""
+        cum = self.cum[q]
+        d = (psn - cum) & _MASK
+        held = self.ooo[q]
+        kind = self._mark(q, psn, d)
+        cum = self._advance(q, cum)
+        self.cum[q] = cum
+        gap = d > SACK_BITS or (d == 0 and held != 0)
+        sack = kind == DUPLICATE or ce or ackreq or gap
+        if kind == NEW:
+            self.rcvd[q] = (self.rcvd[q] + length) & 0xFFFFFFFF
+            self.reorder[min(d.bit_length(), 24)] += 1
+            if not sack:
+                self.unacked[q] += length
+                sack = self.unacked[q] >= ack_bytes
+        if sack:
+            self.unacked[q] = 0
+        slot = q * 8 + ev_plane(ev)
+        reverse_ev = self.reverse[slot]
+        if follow and kind != BEYOND:
+            self.reverse[slot] = ev  # data got through on ev: its path works both ways
+        return Verdict(kind, sack, reverse_ev, cum, self.bitmap(q, cum), self.ooo[q], self.rcvd[q])
+
+    def _mark(self, q: int, psn: int, d: int) -> int:
+        if d >= _HALF:
+            self.duplicates += 1
+            return DUPLICATE  # behind the cumulative point
+        if d >= RX_WINDOW:
+            self.beyond += 1
+            return BEYOND
+        i = q * RX_WORDS + ((psn >> 6) & (RX_WORDS - 1))
+        word = self.words[i]
+        bit = 1 << (psn & 63)
+        if word & bit:
+            self.duplicates += 1
+            return DUPLICATE
+        self.words[i] = word | bit
+        self.ooo[q] += 1
+        return NEW
+
+    def _advance(self, q: int, cum: int) -> int:
+        """`cum` moved over the received PSNs, RX_ADVANCE_STEPS words at most."""
+        for _ in range(RX_ADVANCE_STEPS):
+            i = q * RX_WORDS + ((cum >> 6) & (RX_WORDS - 1))
+            o = cum & 63
+            word = self.words[i]
+            t = trailing_ones(word >> o)
+            if t == 0:
+                break
+            cum = (cum + t) & _MASK
+            self.ooo[q] -= t
+            if o + t < 64:
+                self.words[i] = word & ~((1 << (o + t)) - 1) & _ONES  # the PSNs passed: 0 again
+                break
+            self.words[i] = 0  # the whole word passed: the ring's next turn starts clean
+        return cum
+
+    def bitmap(self, q: int, cum: int) -> int:
+        """PSNs cum+1 .. cum+64 received, bit 0 first: two words of the ring."""
+        base = q * RX_WORDS
+        w = cum >> 6
+        lo = self.words[base + (w & (RX_WORDS - 1))]
+        hi = self.words[base + ((w + 1) & (RX_WORDS - 1))]
+        o = cum & 63
+        return ((lo >> (o + 1)) | (hi << (63 - o))) & _ONES
+
+
+def on_data(rx: RxTrack, qp: QpPeer, m: W.Mrc, dscp_control: int, ecn_echo: bool = True) -> tuple[bool, bytes | None,
+                                                                                                  int]:
+    """A data packet of an offloaded QP, decapsulated: (to the host, the
+    inner packet the NIC answers with or None, the EV that answer takes).
+    The answer is a SACK, or for a packet beyond the window a NACK
+    (PSN_OOR_WINDOW); it leaves on the QP's reverse EV of the plane the
+    data came on. `ecn_echo` False: CE is not echoed (an ablation)."""
+    rx.ensure(qp.qp_index)
+    ce = m.ecn == ECN_CE
+    v = rx.data(qp.qp_index, m.psn, m.ev, ce, bool(m.ackreq), m.payload_len, qp.ack_bytes, qp.follow)
+    peer = qp.peer_qpn
+    if v.kind == BEYOND:
+        ext = W.nack_ext(m.ev, NACK_PSN_OOR_WINDOW, m.psn, spdcid=m.dqpn, dpdcid=peer, ts=m.tx_timestamp())
+        return False, W.build(m.dst, m.src, dscp_control, 0, v.reverse_ev, OP_NACK, peer, m.psn, ext), v.reverse_ev
+    if not v.sack:
+        return True, None, 0
+    mark = SETH_M_SKIP_ONCE if ce and ecn_echo else SETH_M_NONE
+    ext = W.sack_ext(m.ev, v.cum, m.psn, v.bitmap, m=mark, spdcid=m.dqpn, dpdcid=peer, mpr=RX_WINDOW >> 7,
+                     ts=m.tx_timestamp(), ooo=v.ooo, rcvd=(v.rcvd >> 8) & 0xFFFFFF)
+    sack = W.build(m.dst, m.src, dscp_control, 0, v.reverse_ev, OP_SACK, peer, (v.cum - 1) & _MASK, ext)
+    return v.kind == NEW, sack, v.reverse_ev
+
+
+def on_probe(rx: RxTrack, qp: QpPeer, m: W.Mrc, dscp_control: int) -> tuple[bytes, int]:
+    """A probe of an offloaded QP, answered by the NIC: a SACK with its
+    probe-response bit, echoing the probed EV (the probe's own) and the
+    probe id, with the QP's receive state; on the QP's reverse EV of the
+    probe's plane."""
+    q = qp.qp_index
+    rx.ensure(q)
+    cum = rx.cum[q]
+    ev = rx.reverse[q * 8 + ev_plane(m.ev)]
+    ext = W.probe_reply_ext(m.ev, m.probe_id(), cum, rx.bitmap(q, cum), spdcid=m.dqpn, dpdcid=qp.peer_qpn,
+                            mpr=RX_WINDOW >> 7, ooo=rx.ooo[q], rcvd=(rx.rcvd[q] >> 8) & 0xFFFFFF)
+    return W.build(m.dst, m.src, dscp_control, 0, ev, OP_SACK, qp.peer_qpn, (cum - 1) & _MASK, ext), ev
