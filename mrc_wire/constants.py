@@ -161,7 +161,7 @@ MAX_PORTS: Final = 512
 # in value order (a test reads them from the P4Info).
 NIC_DROPS: Final = ("malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row", "no_plane", "not_encap", "bad_inner",
              "not_for_me")
-NIC_EVENTS: Final = ("tx", "rx", "nack", "sack", "duplicate", "beyond_window")
+NIC_EVENTS: Final = ("tx", "rx", "nack", "sack", "duplicate", "beyond_window", "probe_answer")
 HOST_PORT: Final = 0  # the NIC port facing the host transport
 NOTICE_SESSION: Final = 1  # clone session of trimmed-packet notices to the host
 # P4 sizes of the NIC program (p4src/nic/size.p4): plans must fit them.

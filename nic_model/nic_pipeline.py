@@ -277,8 +277,7 @@ class NicModel:
                 return self._track(frame, m, qp, pad)
             if m.opcode == OP_PROBE:
                 reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
-                self.other_events["probe_answer"] += 1
-                return self._send(bytearray(reply), ev, self.config.dscp_control, 0, 0)
+                return self._made(reply, ev, "probe_answer")
             if m.opcode == OP_SACK and qp.follow and not m.probe_response:
                 ev = m.sack()[0]  # our data got through on it: the reverse EV of its plane
                 self.rx.set_reverse(qp.qp_index, ev & 7, ev)
@@ -286,22 +285,30 @@ class NicModel:
         return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
 
     def _track(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output]:
-        """Receive step 3: the QP's receive registers; a SACK or a window
-        NACK out on the reverse EV, a new packet to the host."""
-        c = self.config
-        to_host, reply, ev = rx_track.on_data(self.rx, qp, m, c.dscp_control, self.ecn_echo)
-        outs: list[Output] = []
-        if reply is not None:
-            if reply[48] == OP_SACK:
-                self.other_events["sack"] += 1
-            else:
-                self.nacks[NACK_PSN_OOR_WINDOW] += 1
-                self.other_events["nack"] += 1
-            outs = self._send(bytearray(reply), ev, c.dscp_control, 0, 0)
-        if to_host:
+        """Receive step 3 (nic_model/rx_track.py): the QP's receive
+        registers; the packet turned into a SACK or a window NACK on the
+        reverse EV when one is due (a copy of new data to the host), else
+        handed to the host."""
+        kind, reply, ev = rx_track.on_data(self.rx, qp, m, self.config.dscp_control, self.ecn_echo)
+        if reply is None:
+            self.rx_count += 1
+            return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
+        outs = self._made(reply, ev, "sack" if kind != rx_track.BEYOND else "nack")
+        if outs and kind == rx_track.NEW:
             self.rx_count += 1
             outs.append(Output(HOST_PORT, frame[:14] + m.raw, False, m, pad))
         return outs
+
+    def _made(self, inner: bytes, ev: int, kind: str) -> list[Output]:
+        """A packet this NIC made (`kind`: sack, probe_answer, nack) on `ev`:
+        counted by kind, not as the host's traffic (ev_tx, plane_tx)."""
+        out = self._encap(rx_track.on_ev(inner, ev), ev, dscp=self.config.dscp_control, ecn=0)
+        if out is None:
+            return []
+        self.other_events[kind] += 1
+        if kind == "nack":
+            self.nacks[NACK_PSN_OOR_WINDOW] += 1
+        return [out]
 
     def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int, pad: int) -> list[Output]:
         c = self.config

@@ -102,3 +102,30 @@ def test_nic_events_and_constants_match_mrc_wire():
     assert re.search(rf"NOTICE_SESSION = {C.NOTICE_SESSION};", text)
     assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 20 \+ 4;", text) and C.NACK_BYTES == 138
     assert re.search(rf"HOST_PORT = PORT_CONST\({C.HOST_PORT}\)", text)
+
+
+def test_the_receivers_sizes_match_mrc_wire():
+    """The NIC receiver's ring (p4src/nic/size.p4) is the model's (nic_model/rx_track.py)."""
+    text = (toolchain.REPO / "p4src" / "nic" / "size.p4").read_text()
+    got = {k: int(v) for k, v in re.findall(r"#define (RX_\w+)\s+(\d+)", text)}
+    assert got["RX_WORDS"] == C.RX_WORDS == 1 << got["RX_WORD_BITS"] and C.RX_WINDOW == C.RX_WORDS * 64
+    assert got["RX_WORD_REGISTER_SIZE"] == C.NIC_MAX_QPS * C.RX_WORDS
+    assert got["RX_REVERSE_REGISTER_SIZE"] == C.NIC_MAX_QPS * 8
+    types = NIC_TYPES.read_text()
+    assert re.search(r"const bit<8> SETH_MPR = RX_WORDS / 2;", types) and C.RX_WINDOW >> 7 == C.RX_WORDS // 2
+    assert re.search(rf"const bit<16> SACK_OFFSET = {C.SACK_OFFSET};", types)
+
+
+def test_the_trailing_ones_entries_are_generated_and_right():
+    """p4src/nic/trailing_ones.p4 is nic_model.rx_track's output, and each
+    entry's pattern matches exactly the words whose trailing ones it names."""
+    from nic_model import rx_track
+
+    text = (toolchain.REPO / "p4src" / "nic" / "trailing_ones.p4").read_text()
+    assert text == rx_track.p4_entries(), "run: python -m nic_model.rx_track > p4src/nic/trailing_ones.p4"
+    entries = [(int(v, 16), int(m, 16), int(t)) for v, m, t in
+               re.findall(r"0x([0-9A-F]+) &&& 0x([0-9A-F]+) : ONES\((\d+)\);", text)]
+    assert [t for _, _, t in entries] == list(range(65))
+    for word in [0, 1, 2, 3, 0xFF, 0xFFFF_FFFF, 0x7FFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF, 0x5555, 0xABCDEF]:
+        hits = [t for v, m, t in entries if word & m == v]
+        assert hits == [rx_track.trailing_ones(word)], hex(word)

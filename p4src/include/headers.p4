@@ -203,11 +203,15 @@ const bit<8> NACK_TRIMMED         = 0x01;
 const bit<8> NACK_TRIMMED_LASTHOP = 0x02;
 const bit<8> NACK_PSN_OOR_WINDOW  = 0x0B;
 const bit<4> NETH_CC_TYPE = 2;    // as both readings fill it
+const bit<2> SETH_M_NONE = 0;     // SETH m: the congestion mark
+const bit<2> SETH_M_SKIP_ONCE = 1;
 
 // Header lengths, named once (bytes).
 const bit<16> UDP_BYTES  = 8;
 const bit<16> BTH_BYTES  = 12;
 const bit<16> NETH_BYTES = 20;
+const bit<16> SETH_BYTES = 28;
+const bit<16> CC_STATE_BYTES = 8;
 const bit<16> ICRC_BYTES = 4;
 
 // IPv6 with its addresses as 64-bit halves: the NIC uses it so that no

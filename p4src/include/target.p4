@@ -38,6 +38,11 @@ typedef PortId_t port_t;
 // PNA has no truncate: a NACK built by this variant keeps the stub's payload.
 #define TRUNCATE(n)
 #define MIRROR_TO(s)      mirror_packet((MirrorSlotId_t)8w0, (MirrorSessionId_t)(MirrorSessionIdUint_t)(s))
+// A mirror that keeps metadata field list 1 (no egress here: the same mirror).
+#define MIRROR_KEEP(s)    MIRROR_TO(s)
+// Bytes of the frame as it arrived: PNA gives no length, so the receiver
+// counts a data packet's payload from its IPv6 payload length.
+#define FRAME_BYTES       ((bit<32>)hdr.outer.payload_len + 14 + 40)
 #define REGISTER(T, N)    Register<T, bit<32>>(N)
 #define REG_READ(r, dst, i)  dst = r.read(i)
 #define REG_WRITE(r, i, v)   r.write(i, v)
@@ -68,6 +73,8 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define DROP()            mark_to_drop(sm)
 #define TRUNCATE(n)       truncate(n)
 #define MIRROR_TO(s)      clone(CloneType.I2E, s)
+#define MIRROR_KEEP(s)    clone_preserving_field_list(CloneType.I2E, s, 1)
+#define FRAME_BYTES       sm.packet_length
 #define REGISTER(T, N)    register<T>(N)
 #define REG_READ(r, dst, i)  r.read(dst, i)
 #define REG_WRITE(r, i, v)   r.write(i, v)

@@ -59,11 +59,25 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         if (meta.drop == 0 && meta.encap == 1) {
             hdr.outer.dscp = meta.outer_dscp;
             hdr.outer.ecn = meta.outer_ecn;
-            if (meta.is_nack == 1) {
-                TRUNCATE(NACK_BYTES);
-                MIRROR_TO(NOTICE_SESSION);   // notice to the host
-                nack_reasons.count((bit<32>)hdr.neth.nack_reason);
-                nic_events.count(NEV_NACK);
+            if (meta.gen == 1) {
+                // A packet this NIC made (NACK, SACK, probe answer): cut to
+                // its headers, counted by kind, not as the host's traffic.
+                TRUNCATE(meta.trunc);
+                if (meta.is_nack == 1) {
+                    nack_reasons.count((bit<32>)hdr.neth.nack_reason);
+                    nic_events.count(NEV_NACK);
+                } else if (hdr.seth.pr == 1) {
+                    nic_events.count(NEV_PROBE_ANSWER);
+                } else {
+                    nic_events.count(NEV_SACK);
+                }
+                if (meta.notice == 1) {
+                    MIRROR_TO(NOTICE_SESSION);   // a trimmed packet's notice to the host
+                }
+                if (meta.host_copy == 1) {
+                    MIRROR_KEEP(NOTICE_SESSION);   // the new data, to the host (decapsulated in egress)
+                    nic_events.count(NEV_RX);
+                }
             } else {
                 ev_stats.apply();
                 plane_tx.count((bit<32>)meta.ev[2:0]);
@@ -71,6 +85,11 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             }
         } else if (meta.drop == 0) {
             nic_events.count(NEV_RX);
+        }
+        if (meta.rx_kind == RX_DUPLICATE) {
+            nic_events.count(NEV_DUPLICATE);
+        } else if (meta.rx_kind == RX_BEYOND) {
+            nic_events.count(NEV_BEYOND_WINDOW);
         }
         if (meta.drop == 1) {
             nic_drops.count((bit<32>)(bit<8>)meta.drop_reason);

@@ -6,6 +6,7 @@
 #include "parser.p4"
 #include "encap.p4"
 #include "tx.p4"
+#include "rx_track.p4"
 #include "rx.p4"
 #include "main.p4"
 
@@ -19,9 +20,17 @@ control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     apply {
         if (IS_I2E_CLONE) {
-            // Notice to the host: the trimmed packet, decapsulated, with
-            // the trimmed DSCP on its inner header.
-            hdr.inner.dscp = hdr.outer.dscp;
+            if (meta.host_copy == 1) {
+                // New data the receiver answered: to the host as any
+                // packet received (RFC 6040: outer CE to an ECT inner header).
+                if (hdr.outer.ecn == ECN_CE && hdr.inner.ecn != ECN_NOT_ECT) {
+                    hdr.inner.ecn = ECN_CE;
+                }
+            } else {
+                // Notice to the host: the trimmed packet, decapsulated, with
+                // the trimmed DSCP on its inner header.
+                hdr.inner.dscp = hdr.outer.dscp;
+            }
             hdr.outer.setInvalid();
         }
         nic_port_tx.count((bit<32>)EG_PORT);

@@ -8,6 +8,7 @@
 #include "parser.p4"
 #include "encap.p4"
 #include "tx.p4"
+#include "rx_track.p4"
 #include "rx.p4"
 #include "main.p4"
 

@@ -13,5 +13,12 @@
 #define NUM_NIC_DROP_REASONS 16      // nic_drops
 #define NUM_NIC_EVENTS       8       // nic_events
 #define NUM_NACK_REASONS     32      // nack_reasons: every NETH reason up to UNEXP_EVENT (0x19)
+// The receiver (rx_track.p4): a ring of RX_WORDS 64-bit words per QP
+// (RX_WORDS = 2^RX_WORD_BITS), so RX_WORDS * 64 PSNs past the cumulative
+// PSN are accepted; the reverse EV of each of 8 planes per QP.
+#define RX_WORD_BITS         4
+#define RX_WORDS             16
+#define RX_WORD_REGISTER_SIZE    65536   // QP_TABLE_SIZE * RX_WORDS
+#define RX_REVERSE_REGISTER_SIZE 32768   // QP_TABLE_SIZE * 8
 
 #endif

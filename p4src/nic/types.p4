@@ -28,13 +28,33 @@ enum bit<8> nic_drop_reason_t {
 }
 
 // Events: the index into the nic_events counter.
-const bit<32> NEV_TX       = 0;
-const bit<32> NEV_RX       = 1;
-const bit<32> NEV_NACK     = 2;
+const bit<32> NEV_TX            = 0;
+const bit<32> NEV_RX            = 1;
+const bit<32> NEV_NACK          = 2;
+const bit<32> NEV_SACK          = 3;
+const bit<32> NEV_DUPLICATE     = 4;
+const bit<32> NEV_BEYOND_WINDOW = 5;
+const bit<32> NEV_PROBE_ANSWER  = 6;
+
+// The receiver (rx_track.p4): what it is asked to do, and what it found.
+const bit<2> RX_OP_NONE = 0;
+const bit<2> RX_OP_DATA = 1;        // a data packet: mark, advance, coalesce
+const bit<2> RX_OP_PROBE = 2;       // a probe: read the state its answer carries
+const bit<2> RX_OP_SACK_SEEN = 3;   // a SACK for our data: its EV is a good reverse EV
+const bit<2> RX_NONE = 0;
+const bit<2> RX_NEW = 1;
+const bit<2> RX_DUPLICATE = 2;
+const bit<2> RX_BEYOND = 3;
+const bit<24> RX_WINDOW = RX_WORDS * 64;   // PSNs past the cumulative PSN accepted
+const bit<24> SACK_BITS = 64;              // PSNs a SACK's bitmap shows
+const bit<8> SETH_MPR = RX_WORDS / 2;      // RX_WINDOW in SETH's units of 128 PSNs
+const bit<16> SACK_OFFSET = 2;             // the bitmap starts at cack_psn + 2 (docs/nic.md)
 
 // A NACK built from a trimmed stub: Ethernet, both IPv6 headers, UDP, BTH,
 // NETH and the ICRC (mrc_wire.constants.NACK_BYTES).
 const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 20 + 4;
+// A SACK the receiver builds: the same with SETH and CC_STATE instead of NETH.
+const bit<32> SACK_BYTES = 14 + 40 + 40 + 8 + 12 + 28 + 8 + 4;
 
 struct nic_headers_t {
     ethernet_t   ethernet;
@@ -74,6 +94,25 @@ struct nic_metadata_t {
     bit<1>   encap;        // set by transmit or the NACK path
     bit<1>   is_nack;
     bit<1>   control;      // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
+    bit<1>   gen;          // a packet the NIC made (NACK, SACK, probe answer): counted as such, not as tx
+    bit<1>   notice;       // a trimmed packet's notice goes to the host
+    bit<32>  trunc;        // bytes the packet is cut to (0: not cut)
+    @field_list(1)
+    bit<1>   host_copy;    // a copy of the data goes to the host (the original became the SACK)
+    // The receiver (rx_track.p4): the QP's qp_peer entry, and what the stage found.
+    bit<16>  rx_index;
+    bit<1>   rx_offload;
+    bit<1>   rx_follow;
+    bit<32>  ack_bytes;
+    bit<2>   rx_op;
+    bit<2>   rx_kind;
+    bit<1>   rx_sack;
+    bit<24>  rx_cum;
+    bit<16>  rx_ooo;
+    bit<32>  rx_rcvd;
+    bit<32>  rx_reverse_ev;
+    bit<64>  rx_bitmap;
+    bit<32>  rx_length;    // the data packet's payload bytes
     bit<6>   outer_dscp;
     bit<2>   outer_ecn;
 }

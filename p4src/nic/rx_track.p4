@@ -1,0 +1,197 @@
+// The MRC receiver (receive step 3 of DESIGN.md section 5), stage for
+// stage as nic_model/rx_track.py: per QP, in registers, the cumulative PSN
+// (the first not received), a circular bitmap of RX_WORDS 64-bit words
+// (PSN p is bit p % 64 of word (p / 64) % RX_WORDS; every bit below the
+// cumulative PSN is 0, so the ring is reused as it moves), payload bytes
+// since the last SACK and in all, the PSNs held out of order, and each
+// plane's reverse EV. A data packet is new, a duplicate or beyond the
+// window; the cumulative PSN then moves over the received PSNs, one word
+// per step, RX_ADVANCE_STEPS steps (no loops: each step one access to the
+// bitmap and one lookup of a trailing-ones table). The caller (rx.p4)
+// turns the packet into the SACK, the window NACK, or hands it on.
+#ifndef MRC_NIC_RX_TRACK_P4
+#define MRC_NIC_RX_TRACK_P4
+
+control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    REGISTER(bit<24>, QP_TABLE_SIZE) rx_cum;
+    REGISTER(bit<64>, RX_WORD_REGISTER_SIZE) rx_word;
+    REGISTER(bit<32>, QP_TABLE_SIZE) rx_unacked;
+    REGISTER(bit<32>, QP_TABLE_SIZE) rx_rcvd;
+    REGISTER(bit<16>, QP_TABLE_SIZE) rx_ooo;
+    REGISTER(bit<32>, RX_REVERSE_REGISTER_SIZE) rx_reverse;
+    // New arrivals by how far past the cumulative PSN: index the bit length
+    // of the distance (0: in order), as the model's histogram.
+    COUNTER_PACKETS(25) rx_reorder;
+
+    // Trailing ones of a word shifted to the cumulative PSN: one table per
+    // advance step (a table is applied once per packet).
+    bit<64> x0 = 0;
+    bit<64> x1 = 0;
+    bit<7> t0 = 0;
+    bit<7> t1 = 0;
+    action ones0(bit<7> t) { t0 = t; }
+    action ones1(bit<7> t) { t1 = t; }
+    table trailing_ones0 {
+        key = { x0 : ternary @name("word"); }
+        actions = { ones0; }
+        const entries = {
+#define ONES(t) ones0(t)
+#include "trailing_ones.p4"
+#undef ONES
+        }
+        size = 65;
+    }
+    table trailing_ones1 {
+        key = { x1 : ternary @name("word"); }
+        actions = { ones1; }
+        const entries = {
+#define ONES(t) ones1(t)
+#include "trailing_ones.p4"
+#undef ONES
+        }
+        size = 65;
+    }
+
+    apply {
+        bit<32> base = (bit<32>)meta.rx_index * RX_WORDS;
+        bit<32> ri = (bit<32>)meta.rx_index * 8 + (bit<32>)meta.ev[2:0];
+        if (meta.rx_op == RX_OP_SACK_SEEN) {
+            // A SACK for our data came back on meta.ev: the reverse EV of its plane.
+            REG_WRITE(rx_reverse, ri, meta.ev);
+        } else {
+            bit<24> cum;
+            REG_READ(rx_cum, cum, (bit<32>)meta.rx_index);
+            bit<16> ooo;
+            REG_READ(rx_ooo, ooo, (bit<32>)meta.rx_index);
+            bit<32> rcvd;
+            REG_READ(rx_rcvd, rcvd, (bit<32>)meta.rx_index);
+            if (meta.rx_op == RX_OP_DATA) {
+                bit<16> held = ooo;
+                bit<24> psn = hdr.bth.psn;
+                bit<24> d = psn - cum;
+
+                // Mark: new, duplicate (its bit set, or behind cum), beyond the window.
+                if (d[23:23] == 1) {
+                    meta.rx_kind = RX_DUPLICATE;
+                } else if (d >= RX_WINDOW) {
+                    meta.rx_kind = RX_BEYOND;
+                } else {
+                    bit<32> wi = base + (bit<32>)psn[RX_WORD_BITS + 5:6];
+                    bit<64> word;
+                    REG_READ(rx_word, word, wi);
+                    bit<64> mask = (bit<64>)1 << psn[5:0];
+                    if (word & mask != 0) {
+                        meta.rx_kind = RX_DUPLICATE;
+                    } else {
+                        REG_WRITE(rx_word, wi, word | mask);
+                        ooo = ooo + 1;
+                        meta.rx_kind = RX_NEW;
+                    }
+                }
+
+                // Advance, step 0: the word holding cum.
+                bit<32> w0 = base + (bit<32>)cum[RX_WORD_BITS + 5:6];
+                bit<64> word0;
+                REG_READ(rx_word, word0, w0);
+                bit<6> o0 = cum[5:0];
+                x0 = word0 >> o0;
+                trailing_ones0.apply();
+                bit<7> end0 = (bit<7>)o0 + t0;
+                bool more = false;
+                if (t0 != 0) {
+                    cum = cum + (bit<24>)t0;
+                    ooo = ooo - (bit<16>)t0;
+                    if (end0 == 64) {
+                        REG_WRITE(rx_word, w0, 0);   // the whole word passed: the ring's next turn starts clean
+                        more = true;
+                    } else {
+                        REG_WRITE(rx_word, w0, word0 & (64w0xFFFFFFFFFFFFFFFF << end0));   // the PSNs passed: 0
+                    }
+                }
+                // Step 1: the next word, when step 0 passed the whole of its own.
+                if (more) {
+                    bit<32> w1 = base + (bit<32>)cum[RX_WORD_BITS + 5:6];
+                    bit<64> word1;
+                    REG_READ(rx_word, word1, w1);
+                    x1 = word1;   // cum is at the word's start
+                    trailing_ones1.apply();
+                    if (t1 != 0) {
+                        cum = cum + (bit<24>)t1;
+                        ooo = ooo - (bit<16>)t1;
+                        if (t1 == 64) {
+                            REG_WRITE(rx_word, w1, 0);
+                        } else {
+                            REG_WRITE(rx_word, w1, word1 & (64w0xFFFFFFFFFFFFFFFF << t1));
+                        }
+                    }
+                }
+                REG_WRITE(rx_cum, (bit<32>)meta.rx_index, cum);
+                REG_WRITE(rx_ooo, (bit<32>)meta.rx_index, ooo);
+
+                // Coalescing: at once on a duplicate, CE, the ack-request bit,
+                // a hole opening (past the bitmap) or closing; else every ack_bytes.
+                bool sack = false;
+                if (meta.rx_kind == RX_DUPLICATE || hdr.inner.ecn == ECN_CE || hdr.bth.a == 1 || d > SACK_BITS) {
+                    sack = true;
+                } else if (d == 0 && held != 0) {
+                    sack = true;
+                }
+                bit<32> unacked;
+                REG_READ(rx_unacked, unacked, (bit<32>)meta.rx_index);
+                if (meta.rx_kind == RX_NEW) {
+                    rcvd = rcvd + meta.rx_length;
+                    REG_WRITE(rx_rcvd, (bit<32>)meta.rx_index, rcvd);
+                    bit<32> far = 0;
+                    if (d >= 512) { far = 10; }
+                    else if (d >= 256) { far = 9; }
+                    else if (d >= 128) { far = 8; }
+                    else if (d >= 64) { far = 7; }
+                    else if (d >= 32) { far = 6; }
+                    else if (d >= 16) { far = 5; }
+                    else if (d >= 8) { far = 4; }
+                    else if (d >= 4) { far = 3; }
+                    else if (d >= 2) { far = 2; }
+                    else if (d >= 1) { far = 1; }
+                    rx_reorder.count(far);
+                    if (!sack) {
+                        unacked = unacked + meta.rx_length;
+                        if (unacked >= meta.ack_bytes) {
+                            sack = true;
+                        }
+                    }
+                }
+                if (sack) {
+                    unacked = 0;
+                    meta.rx_sack = 1;
+                }
+                REG_WRITE(rx_unacked, (bit<32>)meta.rx_index, unacked);
+            }
+            meta.rx_cum = cum;
+            meta.rx_ooo = ooo;
+            meta.rx_rcvd = rcvd;
+
+            // The reverse EV of the plane the packet came on; data that got
+            // through on an EV makes it that plane's (EV state on).
+            REG_READ(rx_reverse, meta.rx_reverse_ev, ri);
+            if (meta.rx_op == RX_OP_DATA && meta.rx_follow == 1 && meta.rx_kind != RX_BEYOND) {
+                REG_WRITE(rx_reverse, ri, meta.ev);
+            }
+
+            // The SACK's bitmap: PSNs cum+1 .. cum+64, from two words of the ring.
+            bit<RX_WORD_BITS> wc = cum[RX_WORD_BITS + 5:6];
+            bit<RX_WORD_BITS> wn = wc + 1;
+            bit<64> lo;
+            REG_READ(rx_word, lo, base + (bit<32>)wc);
+            bit<64> hi;
+            REG_READ(rx_word, hi, base + (bit<32>)wn);
+            bit<6> o = cum[5:0];
+            if (o == 63) {
+                meta.rx_bitmap = hi;
+            } else {
+                meta.rx_bitmap = (lo >> (o + 1)) | (hi << (6w63 - o));
+            }
+        }
+    }
+}
+
+#endif
