@@ -64,8 +64,10 @@ class Capture:
             self.nics[nic].install(N.nic_state(topo, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)]).entries())
         sink = lambda qpn, writes: self.nics[A_NIC].write_slots(writes)  # noqa: E731
         self.eps = {A_NIC: Endpoint(self.sim, str(nic_address(topo, A_NIC)), lambda r: self._in(A_NIC, 0, ETH + r),
-                                    slot_sink=sink, probe_interval=100.0),
-                    B_NIC: Endpoint(self.sim, str(nic_address(topo, B_NIC)), lambda r: self._in(B_NIC, 0, ETH + r))}
+                                    slot_sink=sink, probe_interval=100.0,
+                                    reverse_sink=self.nics[A_NIC].set_reverse),
+                    B_NIC: Endpoint(self.sim, str(nic_address(topo, B_NIC)), lambda r: self._in(B_NIC, 0, ETH + r),
+                                    reverse_sink=self.nics[B_NIC].set_reverse)}
         self.eps[A_NIC].connect(A_QPN, B_QPN, str(nic_address(topo, B_NIC)), pa)
         self.eps[B_NIC].connect(B_QPN, A_QPN, str(nic_address(topo, A_NIC)), pb)
 

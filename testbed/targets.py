@@ -254,6 +254,10 @@ class NicCounters:
         self.session.write(slot_updates(writes))
 
 
+# The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs.
+RX_REGISTERS = ("rx_cum", "rx_word", "rx_unacked", "rx_rcvd", "rx_ooo", "rx_reverse")
+
+
 class NicBmv2Target(NicCounters, Bmv2Target):
     def __init__(self, state: N.NicState, ports: list[int]):
         super().__init__(state.name, ports, "nic", [P.to_p4(e) for e in state.entries()],
@@ -265,7 +269,14 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         """Between tests: planned tables back (slots), rotation from slot 0."""
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
-        self.bmv2.runtime().register_reset("qp_rotation")
+        rt = self.bmv2.runtime()
+        for reg in ("qp_rotation", *RX_REGISTERS):
+            rt.register_reset(reg)
+
+    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
+        """The host's reverse EV of `plane` for local QP `qpn` (rx_reverse, over Thrift)."""
+        index = {p.qpn: p.qp_index for p in self.state.peers}[qpn]
+        self.bmv2.runtime().register_write("rx_reverse", index * 8 + plane, ev)
 
 
 def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], settler: Settler,

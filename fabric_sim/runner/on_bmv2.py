@@ -66,9 +66,17 @@ def unsupported(sc: Scenario) -> str | None:
     return None
 
 
+def reverse_writer(dev: Bmv2Switch, st: nic_plan.NicState) -> Callable[[int, int, int], None]:
+    """Writes of a NIC's rx_reverse register (QP, plane, EV): PI writes no
+    registers over P4Runtime, so BMv2's Thrift runtime does."""
+    index = {p.qpn: p.qp_index for p in st.peers}
+    return lambda qpn, plane, ev: dev.runtime().register_write("rx_reverse", index[qpn] * 8 + plane, ev)
+
+
 class _Nic:
-    def __init__(self, control: NicEvControl):
+    def __init__(self, control: NicEvControl, reverse: Callable[[int, int, int], None]):
         self.slots: Callable = control.push
+        self.reverse = reverse  # the receiver's rx_reverse register, over BMv2's Thrift runtime
         self.endpoint: Endpoint | None = None
 
 
@@ -103,7 +111,7 @@ class Bmv2Fabric:
             name = A.nic_name(n)
             self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
-            self.nics[n] = _Nic(NicEvControl(self.sessions[name], st))
+            self.nics[n] = _Nic(NicEvControl(self.sessions[name], st), reverse_writer(self.devices[name], st))
         ifaces = []
         for da, pa, db, pb, _ in t.cables():
             if str(da) not in self.devices:
@@ -187,6 +195,7 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
                 on_message=drv.delivered,
                 on_place=drv.ledger.place,
                 slot_sink=nic.slots,
+                reverse_sink=nic.reverse,
             )
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.

@@ -12,6 +12,7 @@ import pytest
 
 from control_plane import nic_plan as N
 from control_plane.ev_control import NicEvControl
+from fabric_sim.runner.on_bmv2 import reverse_writer
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile, EvState, ev_plane
 from nic_model.nic_pipeline import NicModel
@@ -61,10 +62,13 @@ def _ev_of(frame: bytes) -> int:
     return (int.from_bytes(frame[94:96], "big") << 16) | int.from_bytes(frame[56:58], "big")
 
 
-def _endpoints(clock, send_a, send_b, sink, run: Run, pa: EvProfile, pb: EvProfile) -> dict[int, Endpoint]:
+def _endpoints(clock, send_a, send_b, sink, run: Run, pa: EvProfile, pb: EvProfile,
+               reverse: dict) -> dict[int, Endpoint]:
+    """The two hosts; `reverse`: each NIC's writer of its receiver's reverse EVs."""
     eps = {
-        A_NIC: Endpoint(clock, addr(A_NIC), send_a, rto=100_000, slot_sink=sink),
-        B_NIC: Endpoint(clock, addr(B_NIC), send_b, rto=100_000, on_message=lambda q, m, d: run.got.append(d)),
+        A_NIC: Endpoint(clock, addr(A_NIC), send_a, rto=100_000, slot_sink=sink, reverse_sink=reverse[A_NIC]),
+        B_NIC: Endpoint(clock, addr(B_NIC), send_b, rto=100_000, on_message=lambda q, m, d: run.got.append(d),
+                        reverse_sink=reverse[B_NIC]),
     }
     eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), pa)
     eps[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), pb)
@@ -105,7 +109,8 @@ def on_models(bad: int) -> tuple[Run, EvProfile]:
         nic_in(A_NIC, N.HOST_PORT, ETH + raw)
 
     sink = lambda qpn, writes: nics[A_NIC].install([N.SlotEv(s, e) for s, e in writes])  # noqa: E731
-    eps.update(_endpoints(sim, send_a, lambda raw: nic_in(B_NIC, N.HOST_PORT, ETH + raw), sink, run, pa, pb))
+    eps.update(_endpoints(sim, send_a, lambda raw: nic_in(B_NIC, N.HOST_PORT, ETH + raw), sink, run, pa, pb,
+                          {n: nics[n].set_reverse for n in nics}))
     eps[A_NIC].send_message(A_QPN, DATA)
     sim.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
     run.slots = dict(nics[A_NIC].slots)
@@ -157,8 +162,9 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
             control.push(qpn, writes)
 
         clock = RealClock(host_poller(host, eps))
+        reverse = {A_NIC: reverse_writer(nic_a.bmv2, nic_a.state), B_NIC: reverse_writer(nic_b.bmv2, nic_b.state)}
         eps.update(_endpoints(clock, lambda raw: send(A_NIC, raw), lambda raw: send(B_NIC, raw), slot_sink, run,
-                              pa, pb))
+                              pa, pb, reverse))
         link.start()
         try:
             eps[A_NIC].send_message(A_QPN, DATA)
