@@ -46,10 +46,11 @@ def host_control(opcode: int, ext, path_ev: int, dst: int = PEER) -> Ether:
     return Ether(src=HOST_MAC, dst=NIC_MAC) / IPv6(bytes(inner))
 
 
-def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp: int, ecn: int) -> IPv6:
+def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp: int, ecn: int,
+           ackreq: int = 1) -> IPv6:
     pkt = (IPv6(src=src, dst=dst, tc=(dscp << 2) | ecn, fl=fl, hlim=64)
            / UDP(sport=0, dport=H.ROCE_PORT, chksum=0)
-           / H.BTH(opcode=H.OP_WRITE_ONLY, dqp=qpn, psn=psn, a=1, ts=1)
+           / H.BTH(opcode=H.OP_WRITE_ONLY, dqp=qpn, psn=psn, a=ackreq, ts=1)
            / H.data_headers(1, 0, len(payload), ts=0x2A5) / payload / H.ICRC)
     return IPv6(bytes(pkt))
 
@@ -76,9 +77,10 @@ def encapsulated(inner: IPv6, ev: int, src_nic: int, dst_nic: int, dscp: int, ec
 
 
 def from_fabric(src_nic: int, dst_nic: int, ev: int, *, outer_dscp: int | None = None, outer_ecn: int = 0,
-                inner_ecn: int = 2, payload: bytes = bytes(200), psn: int = 9, qpn: int = QPN) -> Ether:
+                inner_ecn: int = 2, payload: bytes = bytes(200), psn: int = 9, qpn: int = QPN,
+                ackreq: int = 1) -> Ether:
     """A data packet from `src_nic` to `dst_nic` as it arrives off the fabric."""
-    inner = _inner(addr(src_nic), addr(dst_nic), qpn, psn, payload, 0, D["data_trimmable"], inner_ecn)
+    inner = _inner(addr(src_nic), addr(dst_nic), qpn, psn, payload, 0, D["data_trimmable"], inner_ecn, ackreq)
     frame = encapsulated(
         inner, ev, src_nic, dst_nic, D["data_trimmable"] if outer_dscp is None else outer_dscp, outer_ecn
     )
