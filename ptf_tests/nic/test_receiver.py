@@ -93,6 +93,15 @@ def test_a_duplicate_is_dropped_and_answered(nic_target):
     assert [_fields(s) for s in fabric] == [_sack(0, 0, rcvd=0)]
 
 
+def test_a_duplicate_inside_the_window_is_dropped_and_answered(nic_target):
+    _start(nic_target)
+    # PSN 2 held out of order, then again: its bit is set, so a duplicate
+    # (not behind cum: only its bit tells), answered with the bitmap showing it.
+    fabric, host = _send(nic_target, _data(0), _data(2), _data(2))
+    assert host == [0, 2]
+    assert [_fields(s) for s in fabric] == [_sack(0, 2, 0b1, ooo=1, rcvd=400 >> 8)]
+
+
 def test_ce_is_echoed_at_once_as_the_skip_once_mark(nic_target):
     _start(nic_target)
     fabric, host = _send(nic_target, _data(0, ce=True))
