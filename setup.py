@@ -36,6 +36,7 @@ COMPILED = [
     "fabric_sim/net/pfc.py",
     "switch_model/pipeline.py",
     "nic_model/nic_pipeline.py",
+    "nic_model/rx_track.py",
     "nic_model/nscc.py",
     "nic_model/ev.py",
     "nic_model/qp.py",
