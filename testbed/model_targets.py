@@ -136,6 +136,10 @@ class NicModelTarget(ModelTarget):
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
         self.model.install([N.SlotEv(slot, ev) for slot, ev in writes])
 
+    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
+        """The host's write of local QP `qpn`'s reverse EV of `plane` (rx_reverse)."""
+        self.model.set_reverse(qpn, plane, ev)
+
     def delete_slots(self, qpn: int) -> None:
         qp = self.model.qps[qpn]
         self.model.uninstall([N.SlotEv(s, 0) for s in range(qp.base, qp.base + qp.mask + 1)])

@@ -267,6 +267,13 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         self.session.reconcile(self.desired, self.tables, self.defaults)
         self.bmv2.runtime().register_reset("qp_rotation")
 
+    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
+        """The host's write of local QP `qpn`'s reverse EV of `plane`: the
+        rx_reverse register, indexed as the model's (nic_model/rx_track.py:
+        receive index * 8 + plane). PI has no P4Runtime register writes."""
+        [qp] = [q for q in self.state.peers if q.qpn == qpn]
+        self.bmv2.runtime().register_write("rx_reverse", qp.qp_index * 8 + plane, ev)
+
 
 def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], settler: Settler,
                   chunk: int = 16) -> list[tuple[int, bytes]]:

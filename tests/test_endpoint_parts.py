@@ -86,7 +86,7 @@ def _paths(calls: Calls, qps: dict[int, QueuePair], ignore_peer_ports: bool = Fa
     return PathState(Sim(), Stats(), qps, probe_interval=10.0, probe_timeout=100.0,
                      ignore_peer_ports=ignore_peer_ports, rng=random.Random(0), send_control=calls.send_control,
                      event=calls.event, push_slots=calls.push_slots, lost=calls.lost, pump=calls.pump,
-                     arm_timer=calls.arm_timer)
+                     arm_timer=calls.arm_timer, set_reverse=calls.set_reverse)
 
 
 def test_a_port_down_resends_that_planes_copies_and_tells_the_peer_on_the_other_plane():
