@@ -129,3 +129,19 @@ def test_the_starting_reverse_set_is_trusted_from_the_connection():
     s.data(20, 0, s.home[3])
     s.sim.run(until=30)
     assert s.acks() == [(20.0, s.home[1])]
+
+
+def test_a_probe_is_answered_by_the_nic_on_the_reverse_ev_of_its_plane():
+    """B's data on b[1] (plane 1, PSN 0) at 10, then B's probe (id 5) on b[3], plane 1, at 20: A's NIC
+    answers (changed: the host did), a SACK with pr=1 echoing the probed EV and the probe id, with the
+    QP's receive state (cum 1), on plane 1's reverse EV, which the data moved to b[1]; A's host sends
+    nothing and never sees the probe."""
+    s = Receiver()
+    b = EvProfile.spread(planes=2, spines=4, slots=8, salt=4).home
+    s.data(10, 0, b[1])
+    probe = W.build(s.qp.peer_addr, s.a.addr_bytes, CONTROL, 0, b[3], OP_PROBE, 1, 0, W.probe_ext(5))
+    s.sim.call_at(20, s.nic.receive, probe)
+    s.sim.run(until=30)
+    [(t, answer)] = [(t, p) for t, p in s.sent if p.opcode == OP_SACK and p.probe_response]
+    assert (t, answer.ev, answer.dqpn, answer.probe_reply(), answer.sack()[2]) == (20.0, b[1], 2, (b[3], 5), 1)
+    assert s.nic.probe_answers == 1 and not s.probes()

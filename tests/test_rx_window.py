@@ -2,13 +2,18 @@
 PSNs ahead of the cumulative point (RX_WORDS 16 words of 64 bits), on both
 sides of its edge and across the 24-bit wrap; a PSN past it is answered
 with a NACK PSN_OOR_WINDOW and not handed to the host (changed: the
-host's receiver took 65,536 PSNs and dropped the rest silently). The
-numbers are literal so that a changed window fails here."""
+host's receiver took 65,536 PSNs and dropped the rest silently); the
+sender keeps its new PSNs inside it. The numbers are literal so that a
+changed window fails here."""
 
 from mrc_wire import packet as W
-from mrc_wire.constants import ECT0, NACK_PSN_OOR_WINDOW, OP_NACK, OP_WRITE_ONLY
+from mrc_wire.constants import ECT0, NACK_PSN_OOR_WINDOW, OP_NACK, OP_SACK, OP_WRITE_ONLY
 from mrc_wire.entries import QpPeer
 from nic_model import rx_track as R
+from nic_model.cc import Aimd
+from nic_model.endpoint import Endpoint
+from nic_model.ev import EvProfile
+from sim_core.sim import Sim
 
 REVERSE_EV = 0x50001  # plane 1
 A_ADDR, B_ADDR = bytes.fromhex("fd000000000000010000000000000000"), bytes.fromhex("fd000000000000010000000000010001")
@@ -56,3 +61,18 @@ def test_a_psn_past_the_window_is_nacked_psn_oor_window_on_the_reverse_ev():
     assert (m.src, m.dst) == (B_ADDR, A_ADDR)
     assert m.nack() == (0x30009, NACK_PSN_OOR_WINDOW, 1_024)
     assert rx.reverse[1] == REVERSE_EV  # a packet refused confirms no path
+
+
+def test_the_sender_never_sends_a_new_psn_1024_or_more_past_its_cumulative_point():
+    """MRC's maximum PSN range (the peer NIC's window, SETH mpr): a window of 4,096 packets and a
+    2,000-packet message, yet PSNs 0-1,023 alone go out (new: the sender was bounded by its window
+    alone); the SACK of PSN 0 (cum 1) lets out PSN 1,024 and no more."""
+    sim, frames = Sim(), []
+    a = Endpoint(sim, "fd00:0:0:1::0:0", frames.append, mtu=1024)
+    a.connect(1, 2, "fd00:0:0:1::1:1", EvProfile.spread(planes=2, spines=4, slots=8),
+              cc=Aimd(cwnd=4096.0, max_cwnd=4096.0))
+    a.send_message(1, 2000 * 1024)
+    sent = [p for p in map(W.parse, frames) if p.is_data]
+    assert [p.psn for p in sent] == list(range(1_024))
+    a.receive(W.build(B_ADDR, A_ADDR, 46, 0, 0, OP_SACK, 1, 0, W.sack_ext(sent[0].ev, 1, 0, 0)))
+    assert [p.psn for p in map(W.parse, frames[len(sent):]) if p.is_data] == [1_024]
