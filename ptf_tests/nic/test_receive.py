@@ -61,16 +61,19 @@ def test_outer_ce_not_copied_to_not_ect_inner(nic_target):
 
 
 REVERSE = PROFILE.home[1]  # plane 1: the reverse EV the host wrote for data on EV's plane
-# docs/nic.md: SETH's cc_type 0, the bitmap from cack_psn + 2, mpr the 1,024-PSN window in units of 128
+# docs/nic.md "Choices": SETH's cc_type 0, the bitmap from cack_psn + 2; mpr: the 1,024-PSN window in
+# units of 128 (mrc_wire/constants.py; docs/nic.md's "mpr 0" predates the receiver in the NIC)
 SETH_CC_TYPE, SACK_OFFSET, MPR = 0, 2, 1024 // 128
 
 
 def _expected_sack(data: Ether, cum: int, bitmap: int, m: int, ooo: int, rcvd: int) -> bytes:
-    """docs/nic.md, "The receiver in the pipeline": the NIC's SACK for `data`, of the offloaded QP, back
-    to the sender on the QP's reverse EV of the data's plane: BTH opcode SACK to the sender's QP, its PSN
-    cack_psn (cum - 1); SETH echoing the data's EV, ack_psn_offset the data's PSN from cack_psn, the
-    bitmap of PSNs cum + 1 .. cum + 64, m the congestion mark, mpr the window; CC_STATE echoing TSETH's
-    timestamp, the PSNs held out of order and the payload received in 256-byte units."""
+    """The NIC's SACK for `data`, of the offloaded QP (docs/nic.md, "MRC 1.0 on the wire" and its
+    "Choices"; the coalescing and window rules of nic_model/rx_track.py's docstring, the window's mpr of
+    mrc_wire/constants.py RX_WINDOW): back to the sender on the QP's reverse EV of the data's plane, BTH
+    opcode SACK to the sender's QP, its PSN cack_psn (cum - 1); SETH echoing the data's EV,
+    ack_psn_offset the data's PSN from cack_psn, the bitmap of PSNs cum + 1 .. cum + 64, m the congestion
+    mark; CC_STATE echoing TSETH's timestamp, the PSNs held out of order and the payload received in
+    256-byte units."""
     m_ = H.Mrc(bytes(data[IPv6].payload))
     inner, cack = m_.ip, (cum - 1) & 0xFFFFFF
     d = (m_.bth.psn - cack) & 0xFFFFFF  # 24-bit PSN arithmetic, as a signed offset
