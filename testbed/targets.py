@@ -274,9 +274,11 @@ class NicBmv2Target(NicCounters, Bmv2Target):
             rt.register_reset(reg)
 
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
-        """The host's reverse EV of `plane` for local QP `qpn` (rx_reverse, over Thrift)."""
-        index = {p.qpn: p.qp_index for p in self.state.peers}[qpn]
-        self.bmv2.runtime().register_write("rx_reverse", index * 8 + plane, ev)
+        """The host's write of local QP `qpn`'s reverse EV of `plane`: the
+        rx_reverse register, indexed as the model's (nic_model/rx_track.py:
+        receive index * 8 + plane). PI has no P4Runtime register writes."""
+        [qp] = [q for q in self.state.peers if q.qpn == qpn]
+        self.bmv2.runtime().register_write("rx_reverse", qp.qp_index * 8 + plane, ev)
 
 
 def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], settler: Settler,

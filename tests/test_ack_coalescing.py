@@ -1,11 +1,12 @@
-"""ACK coalescing as UEC receivers do it (docs/nic.md "ACKs"): the
-receiver ACKs once `ack_bytes` of payload arrived since its last ACK, and
+"""ACK coalescing as UEC receivers do it (docs/nic.md "ACKs"), by the
+receiver in B's NIC (nic_model/rx_track.py, its QP's `ack_bytes` from the
+plan): a SACK once `ack_bytes` of payload arrived since the last one, and
 at once on CE, on an arrival past the SACK bitmap's reach or one that
-closes the first hole, on a duplicate, on a trim notice and on the
-ack-request bit;
-the sender sets that bit when its window fills, on a message's last packet
-and on every resend. B alone: data frames written by hand, every frame B
-emits captured."""
+closes the first hole, on a duplicate and on the ack-request bit; the
+sender sets that bit when its window fills, on a message's last packet
+and on every resend. B alone behind its NIC's receive stage
+(tests/support/nic_front.py): data frames written by hand, every frame
+the NIC answers with captured."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from nic_model.cc import Aimd
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 MTU = 1024
@@ -41,7 +43,8 @@ class Receiver:
     def __init__(self, ack_bytes: int):
         self.sim = Sim()
         self.frames: list[bytes] = []
-        self.b = Endpoint(self.sim, B_ADDR, self.frames.append, mtu=MTU, ack_bytes=ack_bytes)
+        self.b = Endpoint(self.sim, B_ADDR, self.frames.append, mtu=MTU)
+        self.nic = NicFront(self.b, self.frames.append, ack_bytes=ack_bytes)
         self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
         self.a_addr = self.qp.peer_addr
 
@@ -49,10 +52,10 @@ class Receiver:
         """PSN `psn` of a 64-packet message, arriving now (DSCP TRIMMED: the NIC's notice of its trim)."""
         raw = W.build(self.a_addr, self.b.addr_bytes, dscp, ecn, EV, op, 2, psn,
                       W.data_ext(1, psn * MTU, 64 * MTU), bytes(MTU), ackreq=ackreq)
-        self.b.receive(raw)
+        self.nic.receive(raw)
 
     def acks(self) -> list[tuple[int, int, int]]:
-        """(cum_psn, acked PSN, ecn_seen) of every ACK or SACK B sent."""
+        """(cum_psn, acked PSN, ecn_seen) of every SACK B's NIC sent."""
         out = []
         for p in map(W.parse, self.frames):
             if p.opcode == OP_SACK:
@@ -89,18 +92,20 @@ def test_the_ack_request_bit_is_answered_at_once():
     assert r.acks() == [(1, 0, 0)]
 
 
-def test_a_trim_notice_sends_the_ack_coalescing_held_back():
-    """PSNs 0 and 1 arrive in order (2 KiB: held back); the NIC's notice that PSN 2 was trimmed (its NACK
-    is already on the way to the sender) sends the held ACK at once: cum 2, for PSN 1. A second notice
-    with nothing held sends nothing."""
+def test_a_trim_notice_does_not_send_the_ack_coalescing_held_back():
+    """PSNs 0 and 1 arrive in order (2 KiB: held back); the NIC's notices that PSNs 2 and 3 were trimmed
+    send nothing more (changed: the host's receiver flushed the held ACK on a trim; the NIC's NACK of
+    the trim is on its way to the sender, and its receiver SACKs by its own rules alone). Their resends
+    (which ask for an ACK) are answered at once, cum 4."""
     r = Receiver(ack_bytes=4 * MTU)
     r.data(0)
     r.data(1)
-    assert r.acks() == []
     r.data(2, dscp=DSCP_DEFAULTS["trimmed"])
-    assert r.acks() == [(2, 1, 0)]
     r.data(3, dscp=DSCP_DEFAULTS["trimmed_lasthop"])
-    assert r.acks() == [(2, 1, 0)]
+    assert r.acks() == [] and r.b.stats.trim_notices == 2
+    r.data(2)
+    r.data(3, ackreq=1)
+    assert r.acks() == [(4, 3, 0)]
 
 
 def test_an_arrival_past_the_sack_bitmap_is_acked_at_once():
@@ -148,7 +153,7 @@ def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet
     """cwnd 4, an 8-packet message then a 2-packet one: PSNs 0-3 go out, PSN 3 (a middle packet)
     filling the window asks for an ACK; once ACKed, the message's last packet asks too."""
     sim, frames = Sim(), []
-    a = Endpoint(sim, A_ADDR, frames.append, mtu=MTU, ack_bytes=4 * MTU)
+    a = Endpoint(sim, A_ADDR, frames.append, mtu=MTU)
     a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=Aimd(cwnd=4.0))
     a.send_message(1, 8 * MTU)
     a.send_message(1, 2 * MTU)

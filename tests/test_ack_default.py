@@ -1,17 +1,20 @@
-"""MRC's default ACKs (docs/nic.md "ACKs"): an ACK per 16 KiB of in-order
-payload (4 packets at a 4 KiB MTU), written once (nic_model.endpoint.
-ACK_BYTES, which the scenario's `endpoint.ack_bytes` defaults to), and
-a sender that never waits on an ACK that coalescing holds back."""
+"""MRC's default ACKs (docs/nic.md "ACKs"): the NIC's receiver SACKs per
+16 KiB of in-order payload (4 packets at a 4 KiB MTU), written once
+(mrc_wire.constants.ACK_BYTES, which the scenario's `endpoint.ack_bytes`
+and a QP's plan, control_plane.nic_plan.QpSpec, default to), and a
+sender that never waits on an ACK that coalescing holds back."""
 
 from __future__ import annotations
 
+from control_plane.nic_plan import QpSpec
 from fabric_sim.scenario import EndpointCfg
 from mrc_wire import packet as W
-from mrc_wire.constants import ECT0, OP_SACK, OP_WRITE_MIDDLE
+from mrc_wire.constants import ACK_BYTES, ECT0, OP_SACK, OP_WRITE_MIDDLE
 from nic_model.cc import Aimd
-from nic_model.endpoint import ACK_BYTES, Endpoint
+from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 from tests.support.path_fabric import PathFabric
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
@@ -19,17 +22,18 @@ MTU = 4096
 
 
 def test_the_default_is_16_kib_in_one_place():
-    assert ACK_BYTES == 16384 and EndpointCfg().ack_bytes == ACK_BYTES
+    assert ACK_BYTES == 16384 and EndpointCfg().ack_bytes == ACK_BYTES and QpSpec(1, 2, (0,)).ack_bytes == ACK_BYTES
 
 
 def test_by_default_a_clean_message_gets_an_ack_per_4_full_packets():
     """16 in-order middle packets of 4 KiB, no CE, no ack request: ACKs on PSNs 3, 7, 11, 15 (cum 4 ... 16)."""
     sim, frames = Sim(), []
     b = Endpoint(sim, B_ADDR, frames.append, mtu=MTU)
+    nic = NicFront(b, frames.append)
     qp = b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
     ev = EvProfile.spread(planes=2, spines=4, slots=8, salt=4).home[0]
     for psn in range(16):
-        b.receive(W.build(qp.peer_addr, b.addr_bytes, 8, ECT0, ev, OP_WRITE_MIDDLE, 2, psn,
+        nic.receive(W.build(qp.peer_addr, b.addr_bytes, 8, ECT0, ev, OP_WRITE_MIDDLE, 2, psn,
                           W.data_ext(1, psn * MTU, 64 * MTU), bytes(MTU)))
     acks = [p.sack() for p in map(W.parse, frames) if p.opcode == OP_SACK]
     assert [(cum, psn) for _, _, cum, psn, _ in acks] == [(4, 3), (8, 7), (12, 11), (16, 15)]
@@ -44,11 +48,11 @@ class Pair:
         self.sim = Sim()
         self.fab = PathFabric(self.sim)
         self.done: list[float] = []
-        self.a = Endpoint(self.sim, A_ADDR, lambda raw: self.fab.send(self.a, raw), mtu=MTU, ack_bytes=ack_bytes)
-        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw), mtu=MTU, ack_bytes=ack_bytes,
+        self.a = Endpoint(self.sim, A_ADDR, lambda raw: self.fab.send(self.a, raw), mtu=MTU)
+        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw), mtu=MTU,
                           on_message=lambda qpn, msg_id, data: self.done.append(self.sim.now))
-        self.fab.attach(self.a)
-        self.fab.attach(self.b)
+        self.fab.attach(self.a, ack_bytes)
+        self.nic_b = self.fab.attach(self.b, ack_bytes)
         self.a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8),
                        cc=Aimd(cwnd=cwnd, max_cwnd=cwnd))
         self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
@@ -71,5 +75,5 @@ def test_a_message_not_a_multiple_of_16_kib_completes_without_a_timeout():
     coalesced = Pair(ack_bytes=ACK_BYTES, cwnd=6.0)
     assert per_packet.run([size] * 3) == [30.0, 70.0, 110.0]
     assert coalesced.run([size] * 3) == [30.0, 70.0, 110.0]
-    assert (per_packet.b.stats.acks_sent, coalesced.b.stats.acks_sent) == (33, 15)
+    assert (per_packet.nic_b.sacks, coalesced.nic_b.sacks) == (33, 15)
     assert (coalesced.a.stats.timeouts, coalesced.a.stats.tail_probes, coalesced.a.stats.retransmits) == (0, 0, 0)

@@ -161,8 +161,9 @@ def test_trim_notice_from_the_nic_is_counted_not_placed():
     notice = bytes(IPv6(src=A_ADDR, dst=B_ADDR, tc=16 << 2) / UDP(sport=0, dport=H.ROCE_PORT)
                    / H.BTH(opcode=seg.opcode, dqp=2, psn=seg.psn, ts=1) / H.data_headers(seg.msg_id, 0, 4096)
                    / b"cut")
-    p.b.receive(notice)
+    nic = p.fab.front(p.b)
+    nic.receive(notice)
     assert p.b.stats.trim_notices == 1
-    assert p.b.qps[2].cum_psn == 0 and not p.b.qps[2].received
+    assert nic.cum(2) == 0 and nic.held(2) == 0 and nic.sacks == 0  # the NIC's receiver never saw it
     p.run()
     assert [len(d) for _, d in p.got] == [4096]

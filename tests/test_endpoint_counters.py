@@ -1,4 +1,5 @@
-"""Endpoint details that mutants of the mutation run (bench/mutation.py)
+"""Endpoint details (and the reorder histogram, now its NIC's receiver's:
+NicModel.rx.reorder) that mutants of the mutation run (bench/mutation.py)
 changed without a test noticing: the reorder histogram's counts, SACK
 bits after a long jump, the reverse EV set refreshed by ACKs, opcodes of
 a message's packets, the resend count of a copy."""
@@ -15,9 +16,9 @@ def test_every_fresh_data_packet_is_counted_once_in_the_reorder_histogram():
     p.a.send_message(1, payload(8 * 1024 + 1))  # 9 packets of at most 1,024 B
     p.a.send_message(1, payload(3000, seed=2))  # 3 more
     p.run()
-    rx = p.b.stats
+    rx = p.fab.front(p.b).rx  # B's NIC's receive registers
     assert len(p.got) == 2 and rx.duplicates == 0
-    assert sum(rx.reorder) == 12 and rx.rx_bytes == 8 * 1024 + 1 + 3000
+    assert sum(rx.reorder) == 12 and p.b.stats.rx_bytes == 8 * 1024 + 1 + 3000
 
 
 def test_a_sack_after_a_jump_of_64_psns_or_more_takes_out_every_bit_it_reports():

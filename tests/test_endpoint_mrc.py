@@ -46,8 +46,9 @@ def test_a_qp_crossing_psn_2_24_delivers_everything():
     p.a.send_message(1, msg)
     p.run()
     assert p.got == [msg]
-    assert p.qb.cum_psn == 0x000004  # 8 packets of 1 KiB: 0xFFFFFC .. 0x000003
-    assert p.b.stats.duplicates == 0 and p.a.idle()
+    nic = p.fab.front(p.b)  # B's NIC's receiver
+    assert nic.cum(2) == 0x000004  # 8 packets of 1 KiB: 0xFFFFFC .. 0x000003
+    assert nic.rx.duplicates == 0 and p.a.idle()
 
 
 def test_wrapped_qp_resends_a_lost_packet_past_the_wrap():
@@ -82,8 +83,8 @@ def test_dscp_classes_come_from_the_topology_not_constants():
     raw = bytearray(_data_copy(p))
     raw[0] = (raw[0] & 0xF0) | (20 >> 2)
     raw[1] = ((20 & 3) << 6) | (raw[1] & 0x3F)
-    p.b.receive(bytes(raw))
-    assert p.b.stats.trim_notices == 1 and p.qb.cum_psn == 0
+    p.fab.front(p.b).receive(bytes(raw))
+    assert p.b.stats.trim_notices == 1 and p.fab.front(p.b).cum(2) == 0
     p.run()
     assert p.got == [msg]
     assert 4 in sent and 6 in sent  # data class, then the retransmission class after the NACK

@@ -13,6 +13,7 @@ from mrc_wire.constants import (
     EP_PORT_STATUS,
     OP_EP_REQUEST,
     OP_EP_RESPONSE,
+    OP_SACK,
     OP_WRITE_FIRST,
     OP_WRITE_LAST,
     OP_WRITE_MIDDLE,
@@ -86,7 +87,7 @@ def _paths(calls: Calls, qps: dict[int, QueuePair], ignore_peer_ports: bool = Fa
     return PathState(Sim(), Stats(), qps, probe_interval=10.0, probe_timeout=100.0,
                      ignore_peer_ports=ignore_peer_ports, rng=random.Random(0), send_control=calls.send_control,
                      event=calls.event, push_slots=calls.push_slots, lost=calls.lost, pump=calls.pump,
-                     arm_timer=calls.arm_timer)
+                     arm_timer=calls.arm_timer, set_reverse=calls.set_reverse)
 
 
 def test_a_port_down_resends_that_planes_copies_and_tells_the_peer_on_the_other_plane():
@@ -162,3 +163,16 @@ def test_the_peers_port_status_retires_its_plane_and_is_answered():
     paths.on_endpoint_request(qp, req)
     assert qp.peer_down == 0b10 and paths.plane_down(qp, 1) and not paths.plane_down(qp, 0)
     assert calls.log[-1] == ("send_control", qp.profile.home[0], OP_EP_RESPONSE, 0, W.eeth_ext(EP_PORT_STATUS))
+
+
+def test_a_reverse_probe_answer_goes_to_set_reverse_a_path_probe_answer_is_an_ev_event():
+    """The reverse EV a probe's answer confirms goes to `set_reverse` (the host's set and its NIC's
+    rx_reverse register, where the NIC's SACKs take it); a path probe's answer is an EV event."""
+    calls, qp = Calls(), _qp()
+    ev = qp.profile.home[3]
+    qp.probe_sent = {5: (ev, 0.0, "reverse"), 6: (ev, 0.0, "path")}
+    paths = _paths(calls, {1: qp})
+    for pid in (5, 6):
+        paths.on_probe_reply(qp, W.Mrc(W.build(bytes(16), bytes(16), 46, 0, 0, OP_SACK, 1, 0,
+                                               W.probe_reply_ext(ev, pid, 0, 0))))
+    assert calls.log == [("set_reverse", ev_plane(ev), ev), ("event", ev, EvEvent.PROBE_OK)]

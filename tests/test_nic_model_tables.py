@@ -12,11 +12,11 @@ def test_each_table_entry_deleted_by_its_key_and_only_that_one():
     m = NicModel("nic-0")
     m.install([N.DestRow(3, False), N.DestRow(4, True), N.PlanePort(1, 9, 0xA, 0xB, 0xC),
                N.QpEv(7, 0, 16, 15), N.QpEv(8, 1, 32, 15), N.SlotEv(16, 0x123), N.SlotEv(17, 0x456),
-               N.QpPeer(7, 70), N.QpPeer(8, 80)])
+               N.QpPeer(7, 70, 0, True, True, 16384), N.QpPeer(8, 80, 1, True, False, 0)])
     m.uninstall([N.DestRow(3, False), N.PlanePort(1, 0, 0, 0, 0), N.QpEv(7, 0, 0, 0), N.SlotEv(16, 0),
                  N.QpPeer(7, 0)])  # only the keys matter, as in a P4Runtime delete
     assert set(m.rows) == {4} and m.planes == {} and set(m.qps) == {8}
-    assert m.slots == {17: 0x456} and m.peers == {8: 80}
+    assert m.slots == {17: 0x456} and m.peers == {8: N.QpPeer(8, 80, 1, True, False, 0)}
 
 
 def test_a_table_the_nic_cannot_delete_from_is_refused():

@@ -27,6 +27,11 @@ def _wire(program: str, entry) -> tuple[str, dict[str, int], dict[str, int]]:
     return action.alias, match, values
 
 
+def _params(program: str, alias: str) -> set[str]:
+    """The parameter names of action `alias` in the committed P4Info."""
+    return {p.name for p in fy.P4Schema(toolchain.artifacts(program)[0]).actions[alias].params}
+
+
 def test_switch_neighbour_macs_are_not_swapped():
     action, match, params = _wire("switch", E.PortNeighbour(3, SRC_MAC, DST_MAC, True))
     assert (action, match) == ("set_neighbour", {"port": 3})
@@ -58,7 +63,11 @@ def test_switch_action_parameters(entry, action, params):
     (E.DestRow(9, False), "set_row", {"same_row": 0, "row": 9}),
     (E.QpEv(0x123, 4, 64, 15), "set_qp", {"qp_index": 4, "base": 64, "mask": 15}),
     (E.SlotEv(65, 0x1234_5679), "set_ev", {"ev": 0x1234_5679}),
-    (E.QpPeer(0x123, 0x456), "set_peer", {"qpn": 0x456}),
+    pytest.param(E.QpPeer(0x123, 0x456, 3, True, False, 16384), "set_peer",
+                 {"qpn": 0x456, "qp_index": 3, "offload": 1, "follow": 0, "ack_bytes": 16384},
+                 marks=pytest.mark.xfail(
+                     "qp_index" not in _params("nic", "set_peer"), strict=True,
+                     reason="the committed NIC P4Info predates the receiver in the P4 (set_peer(qpn) only)")),
 ])
 def test_nic_action_parameters(entry, action, params):
     got_action, _, got = _wire("nic", entry)

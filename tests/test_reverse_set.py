@@ -1,8 +1,10 @@
 """A QP's reverse EV set (docs/nic.md, "Reverse EV set"): arriving data
-confirms its path for the plane's ACKs; at most one reverse-set probe per
-probe interval, of the stale plane heard from least recently; the
-starting set trusted from the connection. A alone, every frame it emits captured; rto 200 µs (ticks
-every 50 µs), probe interval 100 µs."""
+confirms its path for the plane's ACKs (in the host's set and in its NIC's
+rx_reverse registers, where the NIC's SACKs take it); at most one
+reverse-set probe per probe interval, of the stale plane heard from least
+recently; the starting set trusted from the connection. A alone behind its
+NIC's receive stage (tests/support/nic_front.py), every frame A and its
+NIC emit captured; rto 200 µs (ticks every 50 µs), probe interval 100 µs."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from mrc_wire.constants import OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane
 from nic_model.endpoint import Endpoint
 from nic_model.ev import EvProfile
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 DATA, CONTROL = 8, 46
@@ -23,6 +26,7 @@ class Receiver:
         self.sim = Sim()
         self.sent: list[tuple[float, W.Mrc]] = []
         self.a = Endpoint(self.sim, A_ADDR, self._emit)
+        self.nic = NicFront(self.a, self._emit)
         self.prof = EvProfile.spread(planes=planes, spines=4, slots=4 * planes)
         self.prof.enabled = ev_state
         self.home = list(self.prof.home)
@@ -37,11 +41,11 @@ class Receiver:
         """B's data packet `psn` on `ev`, asking for an ACK, arriving at t."""
         raw = W.build(self.qp.peer_addr, self.a.addr_bytes, DATA, 2, ev, OP_WRITE_ONLY, 1, psn,
                       W.data_ext(psn + 1, 0, 64), bytes(64), ackreq=1)
-        self.sim.call_at(t, self.a.receive, raw)
+        self.sim.call_at(t, self.nic.receive, raw)
 
     def control(self, t: float, op: int, psn: int, ext: bytes) -> None:
         raw = W.build(self.qp.peer_addr, self.a.addr_bytes, CONTROL, 0, 0, op, 1, psn, ext)
-        self.sim.call_at(t, self.a.receive, raw)
+        self.sim.call_at(t, self.nic.receive, raw)
 
     def stream(self, packets: int, planes: tuple[int, ...] = (0,)) -> None:
         """A data packet every 20 µs from t=0, on the home EVs of `planes` in
@@ -55,7 +59,7 @@ class Receiver:
         return [(t, ev_plane(p.ev)) for t, p in self.sent if p.opcode == OP_PROBE]
 
     def acks(self) -> list[tuple[float, int]]:
-        """(time, EV it travelled on) of each SACK A sent (not probe answers)."""
+        """(time, EV it travelled on) of each SACK A's NIC sent (not probe answers)."""
         return [(t, p.ev) for t, p in self.sent if p.opcode == OP_SACK and not p.probe_response]
 
 
@@ -125,3 +129,19 @@ def test_the_starting_reverse_set_is_trusted_from_the_connection():
     s.data(20, 0, s.home[3])
     s.sim.run(until=30)
     assert s.acks() == [(20.0, s.home[1])]
+
+
+def test_a_probe_is_answered_by_the_nic_on_the_reverse_ev_of_its_plane():
+    """B's data on b[1] (plane 1, PSN 0) at 10, then B's probe (id 5) on b[3], plane 1, at 20: A's NIC
+    answers (changed: the host did), a SACK with pr=1 echoing the probed EV and the probe id, with the
+    QP's receive state (cum 1), on plane 1's reverse EV, which the data moved to b[1]; A's host sends
+    nothing and never sees the probe."""
+    s = Receiver()
+    b = EvProfile.spread(planes=2, spines=4, slots=8, salt=4).home
+    s.data(10, 0, b[1])
+    probe = W.build(s.qp.peer_addr, s.a.addr_bytes, CONTROL, 0, b[3], OP_PROBE, 1, 0, W.probe_ext(5))
+    s.sim.call_at(20, s.nic.receive, probe)
+    s.sim.run(until=30)
+    [(t, answer)] = [(t, p) for t, p in s.sent if p.opcode == OP_SACK and p.probe_response]
+    assert (t, answer.ev, answer.dqpn, answer.probe_reply(), answer.sack()[2]) == (20.0, b[1], 2, (b[3], 5), 1)
+    assert s.nic.probe_answers == 1 and not s.probes()

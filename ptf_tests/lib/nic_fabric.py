@@ -1,6 +1,9 @@
 """The NIC under test: NIC 0 of the demo topology (row 0, downlink 0), its
-QP 1 to NIC 3 (row 1, downlink 1), and frames as the host or the fabric
-sends them. Expected packets are built here from DESIGN.md, not from the
+QP 1 to NIC 3 (row 1, downlink 1), an MRC QP whose receiver the NIC runs
+(offload: its data is SACKed by the NIC), and QP 3 to NIC 3's QP 4, whose
+receiver is its host's (offload False, as the RoCE baseline's: the NIC
+only decapsulates its data), and frames as the host or the fabric sends
+them. Expected packets are built here from DESIGN.md, not from the
 pipeline model."""
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ ME, PEER, SAME_ROW_PEER = 0, 3, 1
 QPN, PEER_QPN = 1, 2
 PROFILE = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
 QP = N.QpSpec(QPN, PEER_QPN, tuple(PROFILE.home), tuple(e for pool in PROFILE.backups.values() for e in pool))
-NIC = N.nic_state(TOPO, ME, [QP])
+HOST_RX_QPN, HOST_RX_PEER_QPN = 3, 4
+HOST_RX_QP = N.QpSpec(HOST_RX_QPN, HOST_RX_PEER_QPN, tuple(PROFILE.home), offload=False, follow=False)
+NIC = N.nic_state(TOPO, ME, [QP, HOST_RX_QP])
 PORTS = [N.HOST_PORT] + [N.plane_port(p) for p in range(TOPO.planes)]
 HOST_MAC, NIC_MAC = "02:aa:00:00:00:01", "02:aa:00:00:00:02"
 D = TOPO.dscp

@@ -9,7 +9,18 @@ from scapy.layers.l2 import Ether
 from control_plane import nic_plan as N
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import ME, NIC, PEER, PROFILE, from_fabric, host_control, host_data
+from ptf_tests.lib.nic_fabric import (
+    HOST_RX_QPN,
+    ME,
+    NIC,
+    PEER,
+    PEER_QPN,
+    PROFILE,
+    QPN,
+    from_fabric,
+    host_control,
+    host_data,
+)
 
 EVENTS = ("tx", "rx", "nack")
 REVERSE = PROFILE.home[1]
@@ -55,14 +66,29 @@ def test_sprayed_data_counts_per_ev_and_plane_packets_and_bytes(nic_target):
 
 
 def test_decapsulated_counts_one_rx_event(nic_target):
+    # Decapsulation alone: data of the QP planned with offload=False (its
+    # receiver is its host's), so no SACK goes out; test_receive has the SACK.
     ev0 = _events(nic_target)
-    out = nic_target.burst([(N.plane_port(REVERSE & 7), bytes(from_fabric(PEER, ME, REVERSE)))])
+    data = bytes(from_fabric(PEER, ME, REVERSE, qpn=HOST_RX_QPN))
+    out = nic_target.burst([(N.plane_port(REVERSE & 7), data)])
     assert [p for p, _ in out] == [N.HOST_PORT]
     assert _delta(ev0, nic_target) == {"tx": 0, "rx": 1, "nack": 0}
     # Each one counts (a counter set to 1 instead of counted up fails here).
-    out = nic_target.burst([(N.plane_port(REVERSE & 7), bytes(from_fabric(PEER, ME, REVERSE)))] * 2)
+    out = nic_target.burst([(N.plane_port(REVERSE & 7), data)] * 2)
     assert [p for p, _ in out] == [N.HOST_PORT] * 2
     assert _delta(ev0, nic_target) == {"tx": 0, "rx": 3, "nack": 0}
+
+
+def test_offloaded_data_counts_rx_and_sack_and_its_second_copy_a_duplicate(nic_target):
+    """QP 1's receiver is the NIC's: its data (asking for an ACK) goes to the host and is SACKed; a second
+    copy is a duplicate, SACKed at once and not handed to the host."""
+    counted = ("rx", "sack", "duplicate")
+    nic_target.set_reverse(QPN, REVERSE & 7, REVERSE)
+    before = {e: nic_target.event_count(e) for e in counted}
+    port = N.plane_port(REVERSE & 7)
+    out = nic_target.burst([(port, bytes(from_fabric(PEER, ME, REVERSE, qpn=QPN)))] * 2)
+    assert sorted(p for p, _ in out) == sorted([N.HOST_PORT, port, port])
+    assert {e: nic_target.event_count(e) - before[e] for e in counted} == {"rx": 1, "sack": 2, "duplicate": 1}
 
 
 def _stub(dscp: int) -> bytes:
@@ -90,7 +116,7 @@ def _dropped(nic_target, frame, reason: str) -> None:
 
 
 def test_data_of_a_qp_without_slots_dropped_no_ev(nic_target):
-    [qp] = NIC.qps
+    [qp] = [q for q in NIC.qps if q.qpn == PEER_QPN]  # QpEv: keyed by the peer's QP
     nic_target.delete_slots(qp.qpn)
     _dropped(nic_target, host_data(PEER), "no_ev")
 

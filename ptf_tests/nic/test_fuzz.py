@@ -17,7 +17,7 @@ def _model_in_step(nic_target) -> NicModelTarget:
     packet shows the target's slot (a remote device cannot reset it)."""
     [(_, first)] = nic_target.burst([(HOST_PORT, bytes(nic_fabric.host_data(nic_fabric.PEER)))])
     ev = ev_of(first[14 + 40:])  # the inner header, after Ethernet and the outer IPv6
-    [qp] = nic_fabric.NIC.qps
+    [qp] = [q for q in nic_fabric.NIC.qps if q.qpn == nic_fabric.PEER_QPN]  # QpEv: keyed by the peer's QP
     [slot] = [s.slot for s in nic_fabric.NIC.slots if s.ev == ev and qp.base <= s.slot <= qp.base + qp.mask]
     model = NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
     model.model.rotation[qp.qp_index] = slot - qp.base + 1

@@ -1,4 +1,5 @@
-"""NIC receive: decapsulation, CE copy, trimmed data to NACK, bad input."""
+"""NIC receive: decapsulation, CE copy, trimmed data to NACK, bad input;
+the receiver the NIC runs for an offloaded QP (its SACK, exact)."""
 
 from scapy.layers.inet import TCP, UDP
 from scapy.layers.inet6 import IPv6
@@ -8,11 +9,13 @@ from control_plane import nic_plan as N
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.nic_fabric import (
     HOST_MAC,
+    HOST_RX_QPN,
     ME,
     NIC_MAC,
     PEER,
     PEER_QPN,
     PROFILE,
+    QPN,
     SAME_ROW_PEER,
     D,
     carrier,
@@ -33,24 +36,77 @@ def _to_host(frame: Ether, ecn: int | None = None) -> Ether:
     return Ether(bytes(frame)[:14] + bytes(inner))
 
 
+# Decapsulation alone: data of the QP whose receiver is its host's (planned
+# with offload=False), so the NIC answers nothing; the offloaded QP's SACK
+# has its own tests below.
 def test_decapsulated_to_host(nic_target):
-    pkt = from_fabric(PEER, ME, EV)
+    pkt = from_fabric(PEER, ME, EV, qpn=HOST_RX_QPN)
     nic_target.send(PLANE_PORT, pkt)
     nic_target.verify_packet(_to_host(pkt), N.HOST_PORT)
     nic_target.verify_no_other_packets()
 
 
 def test_outer_ce_copied_to_ect_inner(nic_target):
-    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=2)
+    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=2, qpn=HOST_RX_QPN)  # decapsulation alone
     nic_target.send(PLANE_PORT, pkt)
     nic_target.verify_packet(_to_host(pkt, ecn=CE), N.HOST_PORT)
     nic_target.verify_no_other_packets()
 
 
 def test_outer_ce_not_copied_to_not_ect_inner(nic_target):
-    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=0)
+    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=0, qpn=HOST_RX_QPN)  # decapsulation alone
     nic_target.send(PLANE_PORT, pkt)
     nic_target.verify_packet(_to_host(pkt), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+REVERSE = PROFILE.home[1]  # plane 1: the reverse EV the host wrote for data on EV's plane
+# docs/nic.md "Choices": SETH's cc_type 0, the bitmap from cack_psn + 2; mpr: the 1,024-PSN window in
+# units of 128 (mrc_wire/constants.py; docs/nic.md's "mpr 0" predates the receiver in the NIC)
+SETH_CC_TYPE, SACK_OFFSET, MPR = 0, 2, 1024 // 128
+
+
+def _expected_sack(data: Ether, cum: int, bitmap: int, m: int, ooo: int, rcvd: int) -> bytes:
+    """The NIC's SACK for `data`, of the offloaded QP (docs/nic.md, "MRC 1.0 on the wire" and its
+    "Choices"; the coalescing and window rules of nic_model/rx_track.py's docstring, the window's mpr of
+    mrc_wire/constants.py RX_WINDOW): back to the sender on the QP's reverse EV of the data's plane, BTH
+    opcode SACK to the sender's QP, its PSN cack_psn (cum - 1); SETH echoing the data's EV,
+    ack_psn_offset the data's PSN from cack_psn, the bitmap of PSNs cum + 1 .. cum + 64, m the congestion
+    mark; CC_STATE echoing TSETH's timestamp, the PSNs held out of order and the payload received in
+    256-byte units."""
+    m_ = H.Mrc(bytes(data[IPv6].payload))
+    inner, cack = m_.ip, (cum - 1) & 0xFFFFFF
+    d = (m_.bth.psn - cack) & 0xFFFFFF  # 24-bit PSN arithmetic, as a signed offset
+    bth = H.BTH(opcode=H.OP_SACK, dqp=PEER_QPN, psn=cack)
+    seth = H.SETH(m=m, ack_psn_offset=d - (1 << 24) if d >> 23 else d,
+                  entropy=m_.ev, spdcid=QPN, dpdcid=PEER_QPN, cack_psn=cack, cc_type=SETH_CC_TYPE, mpr=MPR,
+                  sack_offset=SACK_OFFSET, sack_bitmap=bitmap)
+    cc = H.CCState(tx_timestamp=m_.hdrs["TSETH"].tx_timestamp, ooo_count=ooo, rcvd_bytes=rcvd)
+    n = 8 + 12 + len(bytes(seth)) + len(bytes(cc)) + 4
+    sack = (IPv6(src=inner.dst, dst=inner.src, tc=D["control"] << 2, fl=0, hlim=64, plen=n)
+            / UDP(sport=0, dport=H.ROCE_PORT, len=n, chksum=0) / bth / seth / cc / H.ICRC)
+    return bytes(encapsulated(IPv6(bytes(sack)), REVERSE, ME, PEER, D["control"], 0))
+
+
+def test_offloaded_data_goes_to_the_host_and_is_sacked_on_the_reverse_ev(nic_target):
+    """QP 1's receiver is the NIC's: PSN 9 (1,000 bytes, asking for an ACK) arrives with PSNs 0-8
+    missing: to the host, and SACKed at once (the ack-request bit) on plane 1's reverse EV: cum 0,
+    bit 8 of the bitmap (PSN 9), one PSN held, 1,000 bytes (3 units of 256) received."""
+    nic_target.set_reverse(QPN, 1, REVERSE)
+    pkt = from_fabric(PEER, ME, EV, payload=bytes(1000))
+    nic_target.send(PLANE_PORT, pkt)
+    nic_target.verify_packet(_expected_sack(pkt, 0, 1 << 8, 0, 1, 3), N.plane_port(REVERSE & 7))
+    nic_target.verify_packet(_to_host(pkt), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+def test_outer_ce_is_echoed_in_the_offloaded_qps_sack(nic_target):
+    """CE copied to the inner header of QP 1's data: the NIC's SACK carries SETH m=1 (skip once)."""
+    nic_target.set_reverse(QPN, 1, REVERSE)
+    pkt = from_fabric(PEER, ME, EV, outer_ecn=CE, inner_ecn=2, payload=bytes(1000))
+    nic_target.send(PLANE_PORT, pkt)
+    nic_target.verify_packet(_expected_sack(pkt, 0, 1 << 8, 1, 1, 3), N.plane_port(REVERSE & 7))
+    nic_target.verify_packet(_to_host(pkt, ecn=CE), N.HOST_PORT)
     nic_target.verify_no_other_packets()
 
 

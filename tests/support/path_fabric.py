@@ -6,6 +6,9 @@ Each EV names a path; a PathProfile says what that path does to packets:
 lose them (`broken` or at random), trim data, mark ECN. A trimmed data
 packet is turned into a NACK to the sender, as the receiving NIC's pipeline
 does (DESIGN.md section 5), with reason TRIMMED or TRIMMED_LASTHOP.
+Every endpoint attached has its NIC's receive stage in front of it
+(tests/support/nic_front.py): packets reach it through that, and the
+NIC's SACKs, probe answers and window NACKs travel back over the fabric.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import random
 from dataclasses import dataclass, field
 
 from mrc_wire import packet as W
-from mrc_wire.constants import DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
+from mrc_wire.constants import ACK_BYTES, DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
 from nic_model.endpoint import Endpoint
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 
 
 @dataclass
@@ -45,11 +49,19 @@ class PathFabric:
         self.latency = latency
         self.default = default or PathProfile()
         self.paths: dict[int, PathProfile] = {}
-        self.endpoints: dict[str, Endpoint] = {}
+        self.endpoints: dict[bytes, Endpoint] = {}
+        self.fronts: dict[bytes, NicFront] = {}
         self.stats = FabricStats()
 
-    def attach(self, ep: Endpoint) -> None:
+    def attach(self, ep: Endpoint, ack_bytes: int = ACK_BYTES) -> NicFront:
+        """`ep` on the fabric behind its NIC's receive stage, which SACKs
+        every `ack_bytes` of payload (attach before connecting its QPs)."""
         self.endpoints[ep.addr_bytes] = ep
+        front = self.fronts[ep.addr_bytes] = NicFront(ep, lambda raw: self.send(ep, raw), ack_bytes)
+        return front
+
+    def front(self, ep: Endpoint) -> NicFront:
+        return self.fronts[ep.addr_bytes]
 
     def sender(self, ep: Endpoint):
         return lambda raw: self.send(ep, raw)
@@ -68,7 +80,8 @@ class PathFabric:
             self.stats.lost += 1
             return
         dst = self.endpoints.get(pkt.dst)
-        if dst is None:
+        front = self.fronts.get(pkt.dst)
+        if dst is None or front is None:
             return
         if is_data and self.rng.random() < prof.trim:
             self.stats.trimmed += 1
@@ -78,7 +91,7 @@ class PathFabric:
             raw = raw[:1] + bytes([raw[1] | ECN_CE << 4]) + raw[2:]
             self.stats.ecn_marked += 1
         self.stats.delivered += 1
-        self.sim.at(self.latency, lambda: dst.receive(raw))
+        self.sim.at(self.latency, lambda: front.receive(raw))
 
     @staticmethod
     def _nack(receiver: Endpoint, pkt: W.Mrc, lasthop: bool) -> bytes:
