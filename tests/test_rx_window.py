@@ -54,10 +54,10 @@ def test_a_psn_past_the_window_is_nacked_psn_oor_window_on_the_reverse_ev():
     rx.set_reverse(0, 1, REVERSE_EV)
     qp = QpPeer(2, 1, 0, True, True, 16384)
     data = W.Mrc(W.build(A_ADDR, B_ADDR, 8, ECT0, 0x30009, OP_WRITE_ONLY, 2, 1_024, W.data_ext(1, 0, 64), bytes(64)))
-    to_host, nack, ev = R.on_data(rx, qp, data, 46)
+    kind, nack, ev = R.on_data(rx, qp, data, 46)
     assert nack is not None
-    m = W.Mrc(nack)
-    assert (to_host, ev, m.ev, m.opcode, m.dqpn, m.dscp) == (False, REVERSE_EV, REVERSE_EV, OP_NACK, 1, 46)
+    m = W.Mrc(R.on_ev(nack, ev))  # as the NIC sends it: on the reverse EV
+    assert (kind, ev, m.ev, m.opcode, m.dqpn, m.dscp) == (R.BEYOND, REVERSE_EV, REVERSE_EV, OP_NACK, 1, 46)
     assert (m.src, m.dst) == (B_ADDR, A_ADDR)
     assert m.nack() == (0x30009, NACK_PSN_OOR_WINDOW, 1_024)
     assert rx.reverse[1] == REVERSE_EV  # a packet refused confirms no path

@@ -117,12 +117,12 @@ def test_the_receivers_sizes_match_mrc_wire():
 
 
 def test_the_trailing_ones_entries_are_generated_and_right():
-    """p4src/nic/trailing_ones.p4 is nic_model.rx_track's output, and each
+    """p4src/nic/trailing_ones.inc is nic_model.rx_track's output, and each
     entry's pattern matches exactly the words whose trailing ones it names."""
     from nic_model import rx_track
 
-    text = (toolchain.REPO / "p4src" / "nic" / "trailing_ones.p4").read_text()
-    assert text == rx_track.p4_entries(), "run: python -m nic_model.rx_track > p4src/nic/trailing_ones.p4"
+    text = (toolchain.REPO / "p4src" / "nic" / "trailing_ones.inc").read_text()
+    assert text == rx_track.p4_entries(), "run: python -m nic_model.rx_track > p4src/nic/trailing_ones.inc"
     entries = [(int(v, 16), int(m, 16), int(t)) for v, m, t in
                re.findall(r"0x([0-9A-F]+) &&& 0x([0-9A-F]+) : ONES\((\d+)\);", text)]
     assert [t for _, _, t in entries] == list(range(65))

@@ -21,7 +21,7 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     REGISTER(bit<32>, RX_REVERSE_REGISTER_SIZE) rx_reverse;
     // New arrivals by how far past the cumulative PSN: index the bit length
     // of the distance (0: in order), as the model's histogram.
-    COUNTER_PACKETS(25) rx_reorder;
+    COUNTER_PACKETS(RX_REORDER_BUCKETS) rx_reorder;
 
     // Trailing ones of a word shifted to the cumulative PSN: one table per
     // advance step (a table is applied once per packet).
@@ -36,20 +36,20 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         actions = { ones0; }
         const entries = {
 #define ONES(t) ones0(t)
-#include "trailing_ones.p4"
+#include "trailing_ones.inc"
 #undef ONES
         }
-        size = 65;
+        size = ONES_TABLE_SIZE;
     }
     table trailing_ones1 {
         key = { x1 : ternary @name("word"); }
         actions = { ones1; }
         const entries = {
 #define ONES(t) ones1(t)
-#include "trailing_ones.p4"
+#include "trailing_ones.inc"
 #undef ONES
         }
-        size = 65;
+        size = ONES_TABLE_SIZE;
     }
 
     apply {

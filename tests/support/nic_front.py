@@ -74,14 +74,14 @@ class NicFront:
         if e is not None and m.dscp not in self.ep.dscp_trimmed:
             dscp = self.ep.dscp_control
             if m.is_data:
-                to_host, answer, _ = rx_track.on_data(self.rx, e, m, dscp, self.ecn_echo)
+                kind, answer, ev = rx_track.on_data(self.rx, e, m, dscp, self.ecn_echo)
                 if answer is not None:
                     if W.Mrc(answer).opcode == OP_SACK:
                         self.sacks += 1
                     else:
                         self.nacks += 1
-                    self.reply(answer)
-                if to_host:
+                    self.reply(rx_track.on_ev(answer, ev))  # on the reverse EV, as NicModel sends it
+                if answer is None or kind == rx_track.NEW:
                     self.ep.receive(raw)
                 return
             if m.opcode == OP_PROBE:
