@@ -211,8 +211,9 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 }
             }
             if (meta.rx_op == RX_OP_DATA) {
-                // Payload bytes: the frame less its headers and the ICRC (0 if it is shorter).
-                bit<32> headers = 14 + 40 + 40 + 8 + 12 + 4 + 4 + 16 + 4;
+                // Payload bytes: the frame less its headers (Ethernet, both IPv6,
+                // UDP, BTH, METH, RETH, ICRC; TSETH and ImmDt when there), 0 if shorter.
+                bit<32> headers = 14 + 40 + 40 + 8 + 12 + 4 + 16 + 4;
                 if (hdr.tseth.isValid()) {
                     headers = headers + 4;
                 }

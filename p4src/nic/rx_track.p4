@@ -80,7 +80,7 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                     bit<64> word;
                     REG_READ(rx_word, word, wi);
                     bit<64> mask = (bit<64>)1 << psn[5:0];
-                    if (word & mask != 0) {
+                    if ((word & mask) != 0) {
                         meta.rx_kind = RX_DUPLICATE;
                     } else {
                         REG_WRITE(rx_word, wi, word | mask);
