@@ -30,6 +30,7 @@ from fabric_sim.net.fabric import base_rtt
 from fabric_sim.runner.driver import Driver
 from fabric_sim.runner.run import RunResult, Timeline
 from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile, workload
+from fabric_sim.scenario.events import CableEvent
 from fabric_sim.transports import kinds, qps
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
@@ -41,8 +42,6 @@ from testbed.links import Link, host_poller, sock
 
 SCALE = 1000.0
 MAX_DEVICES = 16  # BMv2 processes one machine runs comfortably
-SUPPORTED = {"link_down", "link_up", "switch_down", "switch_up", "plane_down", "plane_up", "nic_port_down",
-             "nic_port_up"}
 ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd"
 
 
@@ -55,7 +54,7 @@ def unsupported(sc: Scenario) -> str | None:
     if topo.switches + topo.nics > MAX_DEVICES:
         return f"{topo.switches} switches and {topo.nics} NICs: the BMv2 fabric takes at most {MAX_DEVICES} devices"
     for e in sc.events:
-        if e.kind not in SUPPORTED:
+        if not isinstance(e, CableEvent):
             return f"{e.path}.{e.kind}: not available on BMv2 (relays cut and mend cables only)"
     for i, t in enumerate(sc.transports):
         if t.topology is not None or t.links is not None:
@@ -124,6 +123,9 @@ class Bmv2Fabric:
                 ep = self.nics[d.index].endpoint
                 (ep.port_up if up else ep.port_down)(other.plane)
 
+    def cable_ends(self) -> list[frozenset[ids.DeviceId]]:
+        return list(self.cables)
+
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         return not any(self.cables.get(frozenset(h)) in self.relay.cut
                        for h in self.topo.path_cables(src, dst, plane, spine))
@@ -137,20 +139,8 @@ class Bmv2Fabric:
             d.stop()
 
 
-def _apply(fab: Bmv2Fabric, kind: str, args: tuple, on_fault: Callable[[], None]) -> None:
-    topo, up = fab.topo, kind.endswith("_up")
-    if kind.startswith("link"):
-        fab.set_cable(topo.device(args[0]), topo.device(args[1]), up)
-    elif kind.startswith("switch"):
-        sw = topo.device(args[0])
-        for key in [k for k in fab.cables if sw in k]:
-            fab.set_cable(*tuple(key), up)
-    elif kind.startswith("plane"):
-        for key in [k for k in fab.cables if any(d.plane == args[0] and d.kind != "nic" for d in k)]:
-            fab.set_cable(*tuple(key), up)
-    else:
-        nic = topo.device(args[0])
-        fab.set_cable(nic, ids.t0(args[1], nic.index // topo.hosts_per_t0), up)
+def _fire(ev: CableEvent, fab: Bmv2Fabric, on_fault: Callable[[], None]) -> None:
+    ev.apply(fab)
     on_fault()
 
 
@@ -214,7 +204,8 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
             if m.start is not None:
                 clock.call_at(m.start * SCALE, drv.post, m)
         for e in sc.events:
-            clock.call_at(e.at_us * SCALE, _apply, fab, e.kind, e.args, on_fault)
+            if isinstance(e, CableEvent):  # the others are refused (unsupported)
+                clock.call_at(e.at_us * SCALE, _fire, e, fab, on_fault)
         clock.run(until=sc.duration_us * SCALE, stop=drv.all_done)
         if progress:
             progress(f"{t.name} on BMv2: {drv.done}/{len(msgs)} messages")

@@ -84,7 +84,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
     pairs = workload.pairs_of(msgs)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress)
+    links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress)
     for traced in list(links.values())[:TRACED]:
         traced[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
@@ -116,8 +116,9 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             sim.call_at(m.start, drv.post, m)
     reconv = qps.Reconverger(fab, links, t.reconvergence_us) if tr.reroutes else None
     on_fault = reconv.fault if reconv else (lambda: None)
+    target = faults.TimedTarget(fab, links)
     for ev in sc.events:
-        sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
+        sim.call_at(ev.at_us, faults.fire, ev, target, on_fault)
     for when, fn in hooks:
         sim.call_at(when, fn, fab)
 
