@@ -111,16 +111,12 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
     return out, specs
 
 
-def setup(tr: transport.Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-          pins: dict[tuple[int, int], Pin] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict[tuple[int, int], list[QpLink]]:
-    """Create every pair's QPs and install every NIC's plan in the fabric."""
-    links, specs = plan(tr, fab.topo, pairs, qps_per_pair, seed, pins)
+def install(fab: Fabric, specs: dict[int, list[QpSpec]], progress: Callable[[str], None] | None = None) -> None:
+    """Install every NIC's plan (its QPs, plan()'s `specs`) in the fabric."""
     for i, (nic, qps) in enumerate(specs.items()):
         if progress and i % 1024 == 0:
             progress(f"NIC plans: {i:,}/{len(specs):,} installed")
         fab.install_nic(nic, qps)
-    return links
 
 
 def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
