@@ -1,4 +1,4 @@
-"""Timed-fabric speed and scale (issue 23): packet-hops per CPU-second on
+"""Timed-fabric speed and scale: packet-hops per CPU-second on
 the flagship, then a permutation of 2 MiB messages on fabrics of 64 to
 8,192 NICs, each in a child process for its wall time, CPU time and peak
 RSS (fabric_sim.runner.timing), and what dominates the flagship's profile.
@@ -36,8 +36,8 @@ from fabric_sim.runner import timing
 from fabric_sim.runner.run import run as simulate
 
 FLAGSHIP = REPO / "scenarios" / "flagship.yaml"
-TARGET_1024_S = 20.0  # issue 23: without htsim beside it, 1,024 NICs in at most 20 s on an idle core
-PEER_TARGET = 2.0  # issue 23: with htsim beside it, 1,024 NICs in at most 2x its CPU seconds
+TARGET_1024_S = 20.0  # the target without htsim beside it, 1,024 NICs in at most 20 s on an idle core
+PEER_TARGET = 2.0  # the target with htsim beside it, 1,024 NICs in at most 2x its CPU seconds
 INTERPRETED = [sys.executable]
 
 

@@ -13,11 +13,13 @@ flattens both kinds into (path, reason) pairs.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Any, get_args
 
 import yaml
+from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -184,21 +186,42 @@ def _within(lo: float, hi: float) -> Any:
     return check
 
 
-def Int(lo: int, hi: int, description: str | None = None) -> Any:
+# A field's range as metadata of its type, which mypy reads: `Annotated[int, Int(0, 7)]`.
+# pydantic unpacks a GroupedMetadata into what it yields.
+@dataclass(frozen=True)
+class Int(GroupedMetadata):
     """An integer in lo..hi (booleans refused)."""
-    return Annotated[int, Strict(), AfterValidator(_within(lo, hi)),
-                     Field(json_schema_extra={"minimum": lo, "maximum": hi}, description=description)]
+
+    lo: int
+    hi: int
+    description: str | None = None
+
+    def __iter__(self) -> Iterator[object]:
+        yield Strict()
+        yield AfterValidator(_within(self.lo, self.hi))
+        yield Field(json_schema_extra={"minimum": self.lo, "maximum": self.hi}, description=self.description)
 
 
-def Num(lo: float, hi: float, description: str | None = None, above: bool = False) -> Any:
+@dataclass(frozen=True)
+class Num(GroupedMetadata):
     """A number in lo..hi; `above`: lo itself excluded (a rate of 0 divides by zero)."""
-    def check(v: Any) -> Any:
-        if above and v <= lo:
-            raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": _num(lo)})
-        return _within(lo, hi)(v)
-    bound = {"exclusiveMinimum": lo} if above else {"minimum": lo}
-    return Annotated[float, Strict(), AfterValidator(check),
-                     Field(json_schema_extra={**bound, "maximum": hi}, description=description)]
+
+    lo: float
+    hi: float
+    description: str | None = None
+    above: bool = False
+
+    def __iter__(self) -> Iterator[object]:
+        lo, hi, above = self.lo, self.hi, self.above
+
+        def check(v: Any) -> Any:
+            if above and v <= lo:
+                raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": _num(lo)})
+            return _within(lo, hi)(v)
+        bound = {"exclusiveMinimum": lo} if above else {"minimum": lo}
+        yield Strict()
+        yield AfterValidator(check)
+        yield Field(json_schema_extra={**bound, "maximum": hi}, description=self.description)
 
 
 # ---- reading files ----------------------------------------------------------------------------------------

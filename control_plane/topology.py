@@ -7,11 +7,12 @@ anything touches a device. The format is documented in docs/topology.md.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import GroupedMetadata
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
 
 from control_plane import tls as tls_settings
@@ -50,18 +51,30 @@ class Device:
 
 
 class Congestion(Model):
-    ecn_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked") = ECN_THRESHOLD
-    trim_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed") = \
+    ecn_threshold: Annotated[int, Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked")] = \
+        ECN_THRESHOLD
+    trim_threshold: Annotated[int, Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed")] = \
         CONGESTION_DEFAULTS["trim_threshold"]
-    trim_bytes: Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps") = CONGESTION_DEFAULTS["trim_bytes"]
+    trim_bytes: Annotated[int, Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps")] = \
+        CONGESTION_DEFAULTS["trim_bytes"]
 
 
 # The DSCP of each traffic class; defaults from mrc_wire.constants.
-Dscp = create_model("Dscp", __base__=Model, **{k: (Int(0, 63), v) for k, v in DSCP_DEFAULTS.items()})
+Dscp = create_model("Dscp", __base__=Model, **{k: (Annotated[int, Int(0, 63)], v) for k, v in DSCP_DEFAULTS.items()})
 
 
-def _net(plen: int) -> Any:
-    """A /plen IPv6 prefix outside every class the switches drop."""
+@dataclass(frozen=True)
+class _Prefix(GroupedMetadata):
+    """A /plen IPv6 prefix outside every class the switches drop:
+    `Annotated[ipaddress.IPv6Network, _Prefix(plen)]`."""
+
+    plen: int
+
+    def __iter__(self) -> Iterator[object]:
+        yield PlainValidator(_prefix(self.plen), json_schema_input_type=str)
+
+
+def _prefix(plen: int) -> Callable[[Any], ipaddress.IPv6Network]:
     def check(raw: Any) -> ipaddress.IPv6Network:
         if isinstance(raw, ipaddress.IPv6Network):
             return raw
@@ -77,8 +90,7 @@ def _net(plen: int) -> Any:
             if net.overlaps(cls):
                 raise ConfigError("", f"{net} overlaps {cls} ({name}): switches drop those addresses")
         return net
-    return Annotated[ipaddress.IPv6Network, PlainValidator(check, json_schema_input_type=str),
-                     Field(validate_default=True)]
+    return check
 
 
 class DeviceEntry(Model):
@@ -86,7 +98,7 @@ class DeviceEntry(Model):
 
     name: str
     grpc: str = Field(description="host:port of the device's P4Runtime server")
-    device_id: Int(0, 2**64 - 1) = 1
+    device_id: Annotated[int, Int(0, 2**64 - 1)] = 1
     port_map: dict[StrictInt, StrictInt] | None = Field(None, description="logical port -> device port (switches)")
     # checked by tls.load, which names each file's fault (TlsFile is the format)
     tls: Annotated[Any, BeforeValidator(lambda v: v, json_schema_input_type=tls_settings.TlsFile | None)] = None
@@ -200,12 +212,12 @@ def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, i
 
 class Topology(Model):
     name: str = "unnamed"
-    planes: Int(1, MAX_PLANES)
-    t0_per_plane: Int(1, MAX_INDEX)
-    t1_per_plane: Int(1, MAX_INDEX)
-    hosts_per_t0: Int(1, MAX_INDEX)
-    usid_block: _net(32) = "fcbb:bb00::/32"
-    nic_prefix: _net(64) = "fd00:0:0:1::/64"
+    planes: Annotated[int, Int(1, MAX_PLANES)]
+    t0_per_plane: Annotated[int, Int(1, MAX_INDEX)]
+    t1_per_plane: Annotated[int, Int(1, MAX_INDEX)]
+    hosts_per_t0: Annotated[int, Int(1, MAX_INDEX)]
+    usid_block: Annotated[ipaddress.IPv6Network, _Prefix(32)] = ipaddress.IPv6Network("fcbb:bb00::/32")
+    nic_prefix: Annotated[ipaddress.IPv6Network, _Prefix(64)] = ipaddress.IPv6Network("fd00:0:0:1::/64")
     congestion: Congestion = Congestion()
     dscp: Annotated[dict[str, int], BeforeValidator(_dscp, json_schema_input_type=Dscp)] = Dscp().model_dump()
     devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}

@@ -77,7 +77,7 @@ CLAIMS = [
           "goodput, of line rate", f"at least {VICTIM_SHARE}", "no PFC (lossy fabric, trimming, MRC's window)",
           indistinct="the claim is about PFC's absence: the congestion is at the last hop, which marks no ECN and "
                      "whose trims change no EV state, so EV state, single path, ECN echo and retirement off all "
-                     "leave it (EV state off: the `oblivious` run beside it; a single path: issue 21's run)"),
+                     "leave it (EV state off: the `oblivious` run beside it; a single path: the single-path run)"),
     Claim("fig18.mrc_fair", "fig18", "Fig. 18c", "MRC almost perfectly shares the bottleneck link among the incast "
           "flows", "Jain's index of the 7 incast flows' mean goodputs", f"at least {FAIRNESS}",
           "MRC's window reacting to trims", indistinct="the shared bottleneck is the last hop: trims (NACKs) drive "

@@ -1,4 +1,4 @@
-"""Package boundaries (issue 12, item 4): each package imports only the
+"""Package boundaries: each package imports only the
 layers below it, so nothing imports in a cycle, and pytest is not a
 runtime dependency."""
 

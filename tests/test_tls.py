@@ -1,4 +1,4 @@
-"""TLS settings without a device (issue 15): the loader's errors name the
+"""TLS settings without a device: the loader's errors name the
 field and the path, the plaintext warning, mrcctl's flags, and how a
 refusal is explained from the controller's own files. The BMv2 proof is
 ptf_tests/controller/test_tls.py."""

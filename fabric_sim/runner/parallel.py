@@ -109,16 +109,7 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         if on_result:
             on_result(i, r)
 
-    todo = []
-    for i, t in enumerate(tasks):
-        hit = cache.get(t.scenario, t.transport) if cache else None
-        if hit is None:
-            todo.append(i)
-            continue
-        prog.from_cache(t.label)
-        results[i] = hit
-        if on_result:
-            on_result(i, hit)
+    todo = _from_cache(tasks, cache, prog, results, on_result)
     costs = {i: cost(tasks[i].scenario) for i in todo}
     try:
         if opts.jobs == 1 or (len(todo) <= 1 and not address):
@@ -134,6 +125,23 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     if failures:
         raise RunFailed(failures)
     return results  # type: ignore[return-value]  # every slot is filled when nothing failed
+
+
+def _from_cache(tasks: list[Task], cache: run_cache.Cache | None, prog: Progress, results: list[RunResult | None],
+                on_result: Callable[[int, RunResult], None] | None) -> list[int]:
+    """Fills `results` with what the cache holds (each passed to on_result);
+    the indices of the tasks still to run."""
+    todo = []
+    for i, t in enumerate(tasks):
+        hit = cache.get(t.scenario, t.transport) if cache else None
+        if hit is None:
+            todo.append(i)
+            continue
+        prog.from_cache(t.label)
+        results[i] = hit
+        if on_result:
+            on_result(i, hit)
+    return todo
 
 
 def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:

@@ -156,6 +156,12 @@ class _Sampler:
             for name, b, qpns in self.flow_keys:
                 qps = self.hosts[b].qps
                 tl.flows.setdefault(name, []).append(self._rate(name, sum(qps[q].rx_bytes for q in qpns)))
+        self._links()
+        self._evs()
+
+    def _links(self) -> None:
+        """NIC-to-T0 Gb/s per plane, and what each T1 sent down."""
+        tl, fab = self.tl, self.fab
         planes: Counter[int] = Counter()
         for e in self.nic_eg:
             planes[e.plane] += e.tx_bytes
@@ -166,6 +172,10 @@ class _Sampler:
             spines[str(e.owner)] += e.tx_bytes
         for name in sorted(spines):
             tl.spines.setdefault(name, []).append(self._rate(name, spines[name]))
+
+    def _evs(self) -> None:
+        """The sending QPs' EV states, and the traced QPs' packets per EV."""
+        tl = self.tl
         states: Counter[str] = Counter()
         for q in self.senders:
             states.update(st.value for st in q.prof_a.state.values())

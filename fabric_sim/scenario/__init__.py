@@ -7,7 +7,7 @@ is generated from them): a field's type, range and default are written
 once, here.
 
 A new field is one line in its section's model, e.g. in Transport
-`pfc_xoff: Int(1, 1 << 20, "what it means") = 64` (Int, Num: ranges; a
+`pfc_xoff: Annotated[int, Int(1, 1 << 20, "what it means")] = 64` (Int, Num: ranges; a
 Literal for a choice; a Model subclass for a new section), then
 `python -m fabric_sim.scenario.schema`. A check that needs other sections goes in
 capacity.py, collecting its errors."""
@@ -75,36 +75,37 @@ TopologyField = Annotated[T.Topology, BeforeValidator(_topology, json_schema_inp
 class Links(Model):
     """Link speeds, delay and queue sizes (the fabric's LinkConfig)."""
 
-    nic_gbps: Num(0.001, 1e5, "NIC-T0 links, per plane") = 100.0
-    fabric_gbps: Num(0.001, 1e5, "T0-T1 links") = 100.0
-    prop_us: Num(0, 1e6, "propagation delay of every link") = 0.5
-    data_queue: Int(1, 1 << 20, "packets; tail drop beyond") = 256
-    high_queue: Int(1, 1 << 20) = 1024
+    nic_gbps: Annotated[float, Num(0.001, 1e5, "NIC-T0 links, per plane")] = 100.0
+    fabric_gbps: Annotated[float, Num(0.001, 1e5, "T0-T1 links")] = 100.0
+    prop_us: Annotated[float, Num(0, 1e6, "propagation delay of every link")] = 0.5
+    data_queue: Annotated[int, Int(1, 1 << 20, "packets; tail drop beyond")] = 256
+    high_queue: Annotated[int, Int(1, 1 << 20)] = 1024
 
 
 class EndpointCfg(Model):
-    mtu: Int(64, 9000) = 4096
-    rto_us: Num(0.01, 1e9, "default: 10 base RTTs") | None = None
-    retry_limit: Int(0, 1000) = 8
-    probe_interval_us: Num(0.01, 1e9, "default: 2 base RTTs") | None = None
-    reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
-    tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
-                                "(0: no scheduler)") = 8
-    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at once on CE, a "
-                              "trim, a gap (past the SACK bitmap, or the first hole closing), a duplicate and the "
-                              "ack-request bit (0: an ACK per data packet; docs/simulator.md)") = ACK_BYTES
+    mtu: Annotated[int, Int(64, 9000)] = 4096
+    rto_us: Annotated[float, Num(0.01, 1e9, "default: 10 base RTTs")] | None = None
+    retry_limit: Annotated[int, Int(0, 1000)] = 8
+    probe_interval_us: Annotated[float, Num(0.01, 1e9, "default: 2 base RTTs")] | None = None
+    reorder_window_us: Annotated[float, Num(0, 1e9, "default: 1 base RTT")] | None = None
+    tx_backlog: Annotated[int, Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
+                                "(0: no scheduler)")] = 8
+    ack_bytes: Annotated[int, Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at "
+                                              "once on CE, a trim, a gap (past the SACK bitmap, or the first hole "
+                                              "closing), a duplicate and the ack-request bit (0: an ACK per data "
+                                              "packet; docs/simulator.md)")] = ACK_BYTES
 
 
 class Transport(Model):
     name: str = Field("", description="default: the kind")
     kind: Kind
-    evs_per_qp: Int(1, 65536) = 64
-    backups_per_plane: Int(0, 256) = 2
+    evs_per_qp: Annotated[int, Int(1, 65536)] = 64
+    backups_per_plane: Annotated[int, Int(0, 256)] = 2
     ev_state: StrictBool = Field(True, description="false: oblivious spraying (an ablation)")
-    ev_min_active: Int(0, 65536) = 1
-    reconvergence_us: Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
-                                  "after a fault") = 500.0
-    qps_per_pair: Int(1, 256, "overrides the workload's") | None = None
+    ev_min_active: Annotated[int, Int(0, 65536)] = 1
+    reconvergence_us: Annotated[float, Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
+                                  "after a fault")] = 500.0
+    qps_per_pair: Annotated[int, Int(1, 256, "overrides the workload's")] | None = None
     ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
                                                                   "spare, or skipped for a rotation")
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
@@ -149,9 +150,10 @@ class Transport(Model):
 class Pin(Model):
     """A flow's MRC QPs use only these spines of one plane, with these spares."""
 
-    plane: Int(0, 7)
-    spines: tuple[Int(0, 255), ...] = Field(description="a power of two of spines (the slots of a rotation)")
-    backups: tuple[Int(0, 255), ...] = ()
+    plane: Annotated[int, Int(0, 7)]
+    spines: tuple[Annotated[int, Int(0, 255)], ...] = Field(
+        description="a power of two of spines (the slots of a rotation)")
+    backups: tuple[Annotated[int, Int(0, 255)], ...] = ()
 
 
 class FlowEntry(Model):
@@ -159,9 +161,9 @@ class FlowEntry(Model):
 
     src: str
     dst: str
-    messages: Int(1, 100_000) | None = None
-    message_bytes: Int(1, 2**32 - 1) | None = None
-    start_us: Num(0, 1e9) | None = None
+    messages: Annotated[int, Int(1, 100_000)] | None = None
+    message_bytes: Annotated[int, Int(1, 2**32 - 1)] | None = None
+    start_us: Annotated[float, Num(0, 1e9)] | None = None
     pin: Pin | None = None
 
 
@@ -184,18 +186,18 @@ def _flows(raw: Any) -> Any:
 
 class Workload(Model):
     pattern: Pattern
-    message_bytes: Int(1, 2**32 - 1)
-    messages: Int(1, 100_000, "per pair, back to back") = 1
-    qps_per_pair: Int(1, 256) = 1
-    start_us: Num(0, 1e9) = 0.0
-    hosts: Int(2, 1 << 22, "the first N NICs; default: all") | None = None
-    fan_in: Int(1, 1 << 22, "incast senders; default: 8, at most hosts - 1") | None = None
-    target: Int(0, 1 << 22, "incast receiver") = 0
+    message_bytes: Annotated[int, Int(1, 2**32 - 1)]
+    messages: Annotated[int, Int(1, 100_000, "per pair, back to back")] = 1
+    qps_per_pair: Annotated[int, Int(1, 256)] = 1
+    start_us: Annotated[float, Num(0, 1e9)] = 0.0
+    hosts: Annotated[int, Int(2, 1 << 22, "the first N NICs; default: all")] | None = None
+    fan_in: Annotated[int, Int(1, 1 << 22, "incast senders; default: 8, at most hosts - 1")] | None = None
+    target: Annotated[int, Int(0, 1 << 22, "incast receiver")] = 0
     placement: Literal["packed", "spread"] = Field("packed", description="ring: rank r on host r, or spread: "
                                                                          "consecutive ranks in different racks")
     flows: Annotated[tuple[Any, ...], BeforeValidator(_flows, json_schema_input_type=list[FlowEntry])] = ()
-    chunk_bytes: Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
-                                  "(fabric_sim/scenario/collectives.py)") | None = None
+    chunk_bytes: Annotated[int, Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
+                                  "(fabric_sim/scenario/collectives.py)")] | None = None
 
 
 def _non_empty(items: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -211,13 +213,13 @@ class Scenario(Model):
     workload: Workload
     transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
         (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
-    duration_us: Num(0.001, 1e9) = 10_000.0
+    duration_us: Annotated[float, Num(0.001, 1e9)] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
     name: str = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
                                                                          "(default: the file's name)")
-    seed: Int(0, 2**32) = 1
-    bins: Int(2, 10_000) = 100
+    seed: Annotated[int, Int(0, 2**32)] = 1
+    bins: Annotated[int, Int(2, 10_000)] = 100
     scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
     sweep: dict[str, Any] | None = Field(None, description="dotted.path: [values]; every combination "
                                                                  "is a run")

@@ -23,13 +23,13 @@ Cable = Annotated[list[str], Field(min_length=2, max_length=2, description="[dev
 
 class NicPort(Model):
     nic: str
-    plane: Int(0, 7)
+    plane: Annotated[int, Int(0, 7)]
 
 
 class RxLoss(Model):
     """Every NIC (or one) drops this share of what it receives."""
 
-    rate: Num(0, 1.0)
+    rate: Annotated[float, Num(0, 1.0)]
     nic: str | None = None
 
 
@@ -37,35 +37,35 @@ class EvLoss(Model):
     """A NIC drops this share of what its QPs send on their EVs of one plane."""
 
     nic: str
-    plane: Int(0, 7)
-    rate: Num(0, 1.0)
+    plane: Annotated[int, Int(0, 7)]
+    rate: Annotated[float, Num(0, 1.0)]
 
 
 class LinkLoss(Model):
     link: Cable
-    rate: Num(0, 1.0)
+    rate: Annotated[float, Num(0, 1.0)]
 
 
 class LinkRate(Model):
     link: Cable
-    gbps: Num(0, 1e9, "the new rate (a rate of 0 would never send: use link_down)", above=True)
+    gbps: Annotated[float, Num(0, 1e9, "the new rate (a rate of 0 would never send: use link_down)", above=True)]
 
 
 class LinkLatency(Model):
     link: Cable
-    us: Num(0, 1e9)
+    us: Annotated[float, Num(0, 1e9)]
 
 
 class EventSpec(Model):
     """One event: at_us and exactly one of the kinds."""
 
-    at_us: Num(0, 1e12)
+    at_us: Annotated[float, Num(0, 1e12)]
     link_down: Cable | None = None
     link_up: Cable | None = None
     switch_down: str | None = None
     switch_up: str | None = None
-    plane_down: Int(0, 7) | None = None
-    plane_up: Int(0, 7) | None = None
+    plane_down: Annotated[int, Int(0, 7)] | None = None
+    plane_up: Annotated[int, Int(0, 7)] | None = None
     nic_port_down: NicPort | None = None
     nic_port_up: NicPort | None = None
     link_loss: LinkLoss | None = None

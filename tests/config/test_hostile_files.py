@@ -1,5 +1,5 @@
 """Hostile and impossible files are refused in one clear line before any
-work starts (issue 24 item 1): alias bombs, random bytes, deep nesting,
+work starts: alias bombs, random bytes, deep nesting,
 unsafe names, and values that the run could not honour."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mrcctl's subcommands and edges (issue 20 item 6, issue 24 item 7): each
+"""mrcctl's subcommands and edges: each
 command with its own options, errors in one line before any device is
 touched, and the faults a lab meets explained."""
 
