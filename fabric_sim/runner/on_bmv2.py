@@ -34,7 +34,7 @@ from fabric_sim.transports import kinds
 from fabric_sim.transports.transport import Site, Timers
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
-from nic_model.endpoint import Endpoint
+from nic_model.host import Host
 from sim_core.realtime import RealClock
 from testbed import toolchain
 from testbed.bmv2 import Bmv2Switch, start_with_tables
@@ -68,8 +68,8 @@ def unsupported(sc: Scenario) -> str | None:
 
 class _Nic:
     def __init__(self, control: NicEvControl):
-        self.slots: Callable = control.push
-        self.endpoint: Endpoint | None = None
+        self.slots: Callable[[int, list[tuple[int, int]]], None] = control.push
+        self.endpoint: Host | None = None
 
 
 class Bmv2Fabric:
@@ -99,11 +99,11 @@ class Bmv2Fabric:
             self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
                          P.SWITCH_DEFAULTS)
         for n, nic_qps in sorted(specs.items()):
-            st = nic_plan.nic_state(t, n, nic_qps)
+            nic = nic_plan.nic_state(t, n, nic_qps)
             name = A.nic_name(n)
-            self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
-                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
-            self.nics[n] = _Nic(NicEvControl(self.sessions[name], st))
+            self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", nic.entries(),
+                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(nic.notice)])
+            self.nics[n] = _Nic(NicEvControl(self.sessions[name], nic))
         ifaces = []
         for da, pa, db, pb, _ in t.cables():
             if str(da) not in self.devices:
@@ -120,8 +120,8 @@ class Bmv2Fabric:
             return  # a NIC without QPs has no BMv2 device
         (self.relay.cut.discard if up else self.relay.cut.add)(cable)
         for d, other in ((a, b), (b, a)):
-            if d.kind == "nic" and d.index in self.nics and self.nics[d.index].endpoint is not None:
-                ep = self.nics[d.index].endpoint
+            ep = self.nics[d.index].endpoint if d.kind == "nic" and d.index in self.nics else None
+            if ep is not None:
                 (ep.port_up if up else ep.port_down)(other.plane)
 
     def cable_ends(self) -> list[frozenset[ids.DeviceId]]:
@@ -173,7 +173,7 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         # software latency (milliseconds) as queueing.
         wiring.connect(plan, cc_profile.CcProfile(profile=cc_profile.AIMD), nic_gbps,
                        base_rtt(sc.links, sc.endpoint.mtu))
-        reconv = wiring.reconverger(plan, fab, SCALE)
+        reconv = wiring.reconverger(plan, fab, clock, SCALE)
         on_fault = reconv.fault if reconv else (lambda: None)
         wiring.start(plan, clock, drv, lambda ev: _fire(ev, fab, on_fault), SCALE)
         clock.run(until=sc.duration_us * SCALE, stop=drv.all_done)

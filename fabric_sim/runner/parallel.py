@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -149,7 +150,7 @@ def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, fini
         t = tasks[i]
         prog.started(t.label, c)
         try:
-            r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
+            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label))
         except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
@@ -172,7 +173,7 @@ def connect(address: str | None, jobs: int | None) -> None:
 
     if ray.is_initialized():
         return
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
         try:
             ray.init(address=address, **quiet)
@@ -227,7 +228,7 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
     cpus = int(ray.cluster_resources().get("CPU", 1))
     slots = opts.jobs or max(1, cpus)
     prog.workers_ready(min(slots, len(costs)), f"Ray has {cpus} CPUs")
-    queue, pending = deque(costs), {}
+    queue, pending = deque(costs), dict[Any, int]()
     try:
         while queue or pending:
             while queue and len(pending) < slots:  # only as many in flight as run: "running" is true

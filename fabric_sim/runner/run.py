@@ -102,7 +102,7 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         if pfc_net:
             pfc_net.attach(fab.nics[n], host)
     wiring.connect(plan, t.cc, nic_gbps, rtt)
-    reconv = wiring.reconverger(plan, fab)
+    reconv = wiring.reconverger(plan, fab, sim)
     on_fault = reconv.fault if reconv else (lambda: None)
     target = faults.TimedTarget(fab, links)
     wiring.start(plan, sim, drv, lambda ev: faults.fire(ev, target, on_fault))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from control_plane import addressing as A
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
-from fabric_sim.net.fabric import Fabric
 from fabric_sim.runner.driver import Driver
 from fabric_sim.scenario import Event, Scenario, Transport, cc_profile, workload
 from fabric_sim.scenario.workload import Message
@@ -21,7 +20,6 @@ from fabric_sim.transports import kinds, qps
 from fabric_sim.transports import transport as tp
 from fabric_sim.transports.qps import QpLink
 from nic_model.host import Host
-from sim_core.sim import Sim
 
 
 @dataclass
@@ -82,12 +80,12 @@ def driver(plan: RunPlan, now: Callable[[], float]) -> Driver:
     return Driver(plan.msgs, plan.links, plan.hosts.__getitem__, now)
 
 
-def reconverger(plan: RunPlan, fab: Fabric, scale: float = 1.0) -> qps.Reconverger | None:
+def reconverger(plan: RunPlan, fab: qps.Routes, clock: qps.Clock, scale: float = 1.0) -> qps.Reconverger | None:
     """The transport's routing after a fault, if it has one (one path per QP)."""
-    return qps.Reconverger(fab, plan.links, plan.t.reconvergence_us * scale) if plan.tr.reroutes else None
+    return qps.Reconverger(fab, clock, plan.links, plan.t.reconvergence_us * scale) if plan.tr.reroutes else None
 
 
-def start(plan: RunPlan, clock: Sim, drv: Driver, fire: Callable[[Event], None], scale: float = 1.0) -> None:
+def start(plan: RunPlan, clock: qps.Clock, drv: Driver, fire: Callable[[Event], None], scale: float = 1.0) -> None:
     """Each message posted at its start, then each event fired at its time
     (scenario µs times `scale` on the back end's clock)."""
     for m in plan.msgs:

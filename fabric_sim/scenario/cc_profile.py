@@ -8,7 +8,7 @@ rate). docs/simulator.md has the table."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
@@ -17,7 +17,8 @@ from fabric_sim.scenario.kinds import facts
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.nscc import Nscc, NsccConfig, defaults
 
-NSCC, AIMD = "uet-1.0-nscc", "aimd"
+NSCC: Final = "uet-1.0-nscc"
+AIMD: Final = "aimd"
 # scenario key -> NsccConfig field (the OCP names, times in µs)
 FIELDS = {
     "base_rtt_us": "base_rtt", "target_delay_us": "target_delay", "max_cwnd": "max_cwnd", "eta": "eta", "fi": "fi",
