@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bench import htsim_peer, sections
 from control_plane.pipelines import REPO
@@ -177,15 +178,15 @@ def _profile() -> tuple[list[str], float]:
     prof.enable()
     r = simulate(sc, sc.transports[0])
     prof.disable()
-    st = pstats.Stats(prof)
-    total = sum(v[2] for v in st.stats.values())  # own time
-    rows = sorted(st.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
+    table: dict[Any, Any] = vars(pstats.Stats(prof))["stats"]  # pstats' raw table, which typeshed does not declare
+    total = sum(v[2] for v in table.values())  # own time
+    rows = sorted(table.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
     out = [f"Profile of the flagship's MRC run, interpreted ({r.packet_hops:,} packet-hops; own time, cProfile):", "",
            "| function | share of time | calls |", "|---|---|---|"]
     for (path, _line, fn), v in rows:
         where = Path(path).name if path != "~" else "builtin"
         out.append(f"| `{where}:{fn}` | {100 * v[2] / total:.1f}% | {v[1]:,} |")
-    parts = by_part(st.stats)
+    parts = by_part(table)
     out += ["", "The same profile by part (own time, each builtin charged to the part that called it):", "",
             "| part | share of time |", "|---|---|"]
     out += [f"| {name} | {100 * t / total:.1f}% |" for name, t in sorted(parts.items(), key=lambda kv: -kv[1])]

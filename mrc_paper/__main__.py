@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     flat = [(e, i) for e in chosen for i in range(len(plan[e.key][1]))]  # every run of every experiment, in order
     got: dict[str, dict[int, RunResult]] = {e.key: {} for e in chosen}
-    runs, findings = {}, {}
+    runs: dict[str, Runs] = {}
+    findings: dict[str, Finding] = {}
 
     def arrived(n: int, r: RunResult) -> None:
         exp, i = flat[n]
