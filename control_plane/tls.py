@@ -107,7 +107,7 @@ def from_fields(values: Mapping[str, Any], names: Mapping[str, str], base: Path 
             ca = got
         elif got is not None:
             cert, key = got
-    if errors:
+    if errors or ca is None:  # ca_cert was given (checked above): _ca returned its path or raised
         raise TlsError.of(errors)
     server_name = str(given["server_name"]) if given["server_name"] is not None else None
     return TlsSettings(ca_cert=ca, cert=cert, key=key, server_name=server_name)

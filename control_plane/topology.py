@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from annotated_types import GroupedMetadata
-from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
+from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, model_validator
 
 from control_plane import tls as tls_settings
 from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
@@ -59,8 +59,20 @@ class Congestion(Model):
         CONGESTION_DEFAULTS["trim_bytes"]
 
 
-# The DSCP of each traffic class; defaults from mrc_wire.constants.
-Dscp = create_model("Dscp", __base__=Model, **{k: (Annotated[int, Int(0, 63)], v) for k, v in DSCP_DEFAULTS.items()})
+DscpValue = Annotated[int, Int(0, 63)]
+
+
+# The DSCP of each traffic class; defaults from mrc_wire.constants (no docstring: the schemas keep theirs).
+class Dscp(Model):
+    control: DscpValue = DSCP_DEFAULTS["control"]
+    data_trimmable: DscpValue = DSCP_DEFAULTS["data_trimmable"]
+    data_no_trim: DscpValue = DSCP_DEFAULTS["data_no_trim"]
+    data_trimmable_retx: DscpValue = DSCP_DEFAULTS["data_trimmable_retx"]
+    trimmed: DscpValue = DSCP_DEFAULTS["trimmed"]
+    trimmed_lasthop: DscpValue = DSCP_DEFAULTS["trimmed_lasthop"]
+
+
+assert set(Dscp.model_fields) == set(DSCP_DEFAULTS), "a class of mrc_wire's DSCP_DEFAULTS without its field"
 
 
 @dataclass(frozen=True)
@@ -126,13 +138,14 @@ def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
         return {}
     if not isinstance(raw, list):
         raise ConfigError("", "expected a list")
-    shape = {k: info.data.get(k) for k in ("name", "planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0")}
+    shape: dict[str, Any] = {k: info.data.get(k) for k in ("name", "planes", "t0_per_plane", "t1_per_plane",
+                                                            "hosts_per_t0")}
     if None in shape.values():
         return {}  # the sizes have errors of their own; devices cannot be placed
     topo = Topology.model_construct(**shape)
     base = (info.context or {}).get("base", Path("."))
     devices: dict[str, Device] = {}
-    addrs: dict[tuple[str, int], str] = {}
+    addrs: dict[tuple[tuple[str, int], int], str] = {}
     errors: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         try:
@@ -157,7 +170,7 @@ def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
 
 
 def _device_errors(e: DeviceEntry, topo: Topology, devices: dict[str, Device],
-                   addrs: dict[tuple[str, int], str]) -> list[tuple[str, str]]:
+                   addrs: dict[tuple[tuple[str, int], int], str]) -> list[tuple[str, str]]:
     try:
         topo.device(e.name)
     except ValueError as exc:
