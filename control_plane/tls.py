@@ -25,7 +25,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from pydantic import Field
 
-from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, short
+from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, read_regular, short
 
 LOG = logging.getLogger("control_plane.tls")
 
@@ -154,14 +154,12 @@ def _file(value: Any, name: str, base: Path) -> Path:
     path = (base / Path(str(value)).expanduser()).resolve()
     if not path.exists():
         raise TlsError(name, f"file not found: {path}")
-    if not path.is_file():
-        raise TlsError(name, f"not a file: {path}")
-    if path.stat().st_size > MAX_FILE_BYTES:  # a certificate or key is a few KiB
-        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     try:
-        path.read_bytes()
-    except OSError as exc:
-        raise TlsError(name, f"cannot read {path}: {exc.strerror}") from None
+        raw = read_regular(path, MAX_FILE_BYTES, name)  # the one check of every file a CLI reads
+    except TlsError as exc:
+        raise TlsError(name, exc.reason.replace("cannot read:", f"cannot read {path}:")) from None
+    if len(raw) > MAX_FILE_BYTES:  # a certificate or key is a few KiB
+        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     return path
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
 
 from control_plane import tls as tls_settings
-from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
+from control_plane.config import ConfigError, Int, Model, Name, read_mapping, short, validate
 from mrc_wire.constants import (
     CONGESTION_DEFAULTS,
     DSCP_DEFAULTS,
@@ -84,7 +84,7 @@ def _net(plen: int) -> Any:
 class DeviceEntry(Model):
     """One entry of `devices` as the file writes it."""
 
-    name: str
+    name: Name
     grpc: str = Field(description="host:port of the device's P4Runtime server")
     device_id: Int(0, 2**64 - 1) = 1
     port_map: dict[StrictInt, StrictInt] | None = Field(None, description="logical port -> device port (switches)")
@@ -108,8 +108,8 @@ def _dscp(raw: Any) -> dict[str, int]:
 
 def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
     """The `devices` list, checked against the topology's own fields."""
-    if isinstance(raw, dict):
-        return raw  # already built (a copy of a checked topology)
+    if isinstance(raw, dict) and all(isinstance(d, Device) for d in raw.values()):
+        return raw  # already built (a copy of a checked topology); a file's mapping is refused below
     if raw is None:
         return {}
     if not isinstance(raw, list):
@@ -199,7 +199,7 @@ def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, i
 
 
 class Topology(Model):
-    name: str = "unnamed"
+    name: Name = "unnamed"
     planes: Int(1, MAX_PLANES)
     t0_per_plane: Int(1, MAX_INDEX)
     t1_per_plane: Int(1, MAX_INDEX)

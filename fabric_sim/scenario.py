@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from control_plane import topology as T
-from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
+from control_plane.config import ConfigError, Int, Model, Name, Num, read_mapping, validate
 from fabric_sim import capacity, cc_profile, scenario_events, sweep
 from fabric_sim.fields import ScenarioError
 from fabric_sim.pfc_config import PfcConfig
@@ -95,7 +95,7 @@ class EndpointCfg(Model):
 
 
 class Transport(Model):
-    name: str = Field("", description="default: the kind")
+    name: Name = Field("", description="default: the kind; printable characters")
     kind: Kind
     evs_per_qp: Int(1, 65536) = 64
     backups_per_plane: Int(0, 256) = 2
@@ -213,7 +213,7 @@ class Scenario(Model):
     duration_us: Num(0.001, 1e9) = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
-    name: str = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
+    name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
                                                                          "(default: the file's name)")
     seed: Int(0, 2**32) = 1
     bins: Int(2, 10_000) = 100
