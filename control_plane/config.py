@@ -280,9 +280,9 @@ def _unique_keys(node: yaml.MappingNode) -> None:
     for key, _ in node.value:
         if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
             continue
-        line = key.start_mark.line + 1
-        if (key.tag, key.value) in seen:
-            raise ConfigError("", f"key {short(key.value)} is given twice (lines {seen[key.tag, key.value]} and {line})")
+        line, first = key.start_mark.line + 1, seen.get((key.tag, key.value))
+        if first is not None:
+            raise ConfigError("", f"key {short(key.value)} is given twice (lines {first} and {line})")
         seen[key.tag, key.value] = line
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
 
+from control_plane import grpc_address
 from control_plane import tls as tls_settings
 from control_plane.config import ConfigError, Int, Model, Name, read_mapping, short, validate
 from mrc_wire.constants import (
@@ -120,7 +121,7 @@ def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
     topo = Topology.model_construct(**shape)
     base = (info.context or {}).get("base", Path("."))
     devices: dict[str, Device] = {}
-    addrs: dict[tuple[str, int], str] = {}
+    addrs: dict[tuple[tuple[str, int], int], str] = {}
     errors: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         try:
@@ -145,33 +146,23 @@ def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
 
 
 def _device_errors(e: DeviceEntry, topo: Topology, devices: dict[str, Device],
-                   addrs: dict[tuple[str, int], str]) -> list[tuple[str, str]]:
+                   addrs: dict[tuple[tuple[str, int], int], str]) -> list[tuple[str, str]]:
     try:
         topo.device(e.name)
     except ValueError as exc:
         return [("name", str(exc))]
     if e.name in devices:
         return [("name", f"{e.name!r} is listed twice")]
-    host, _, port = e.grpc.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return [("grpc", f"expected host:port, got {short(e.grpc)}")]
-    key = (_host_key(host), int(port)), e.device_id
+    try:
+        where = grpc_address.parse(e.grpc)
+    except ValueError as exc:
+        return [("grpc", str(exc))]
+    key = where.key, e.device_id
     if key in addrs:  # one server, one device id: the second would take the first's tables
         return [("grpc", f"{e.grpc} device {e.device_id} is already used by {addrs[key]} "
                          f"({e.name} and {addrs[key]} would be the same device)")]
     addrs[key] = e.name
     return []
-
-
-def _host_key(host: str) -> str:
-    """A host as the kernel sees it: localhost and 127.0.0.1 are one."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host
 
 
 def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
