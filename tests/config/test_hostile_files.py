@@ -325,3 +325,42 @@ def test_a_binary_name_is_not_a_string(tmp_path):
 def test_devices_given_as_a_map_says_a_list_is_expected():
     path, reason = error(topology={**SMALL, "devices": {"t0-p0-r0": {"grpc": "127.0.0.1:1"}}})
     assert (path, reason) == ("topology.devices", "expected a list")
+
+
+# ---- a sweep: every variant checked before the first run, one line per variant that fails; no sweep in a sweep --
+
+def test_variants_valid_alone_but_not_together_are_each_one_line():
+    sc = scenario.parse({**BASE, "events": [{"at_us": 5, "plane_down": 1}],
+                         "sweep": {"duration_us": [1000, 10, 20], "events[0].at_us": [5, 500]}})
+    with pytest.raises(config.ConfigError) as info:
+        scenario.variants(sc)
+    rule = "is after the run's end (duration_us {:g}): it would never be applied"
+    assert info.value.lines() == [
+        f"sweep [4/6] (duration_us=10 at_us=500): events[0].at_us: 500 {rule.format(10)}",
+        f"sweep [6/6] (duration_us=20 at_us=500): events[0].at_us: 500 {rule.format(20)}"]
+
+
+@pytest.mark.parametrize("key", ["sweep", "sweep.seed", "sweep.workload.messages"])
+def test_a_sweep_inside_a_sweep_is_refused(key):
+    path, reason = error(sweep={key: [{"seed": [1, 2]}] if key == "sweep" else [1, 2]})
+    assert (path, reason) == (f"sweep.{key}", "a sweep cannot set `sweep` (a sweep inside a sweep is not run)")
+
+
+# ---- values the run could not honour, refused before it ----------------------------------------------------------
+
+def test_a_workload_that_starts_after_the_run_is_refused():
+    rule = "150 is after the run's end (duration_us 100): it would never be applied"
+    assert error(duration_us=100, workload={"pattern": "permutation", "message_bytes": 1, "start_us": 150}) == \
+        ("workload.start_us", rule)
+    flows = [{"src": "nic-0", "dst": "nic-1"}, {"src": "nic-1", "dst": "nic-0", "start_us": 150}]
+    assert error(duration_us=100, workload={"pattern": "flows", "message_bytes": 1, "flows": flows}) == \
+        ("workload.flows[1].start_us", rule)
+
+
+def test_the_run_cache_folder_is_not_a_scenario_name():
+    assert error(name="cache") == ("name", "'cache' is the run cache's folder (results/cache): choose another name")
+
+
+def test_more_active_evs_than_a_qp_has_are_refused():
+    assert error(transports=[{"kind": "mrc", "evs_per_qp": 8, "ev_min_active": 65536}]) == \
+        ("transports[0].ev_min_active", "65536 is more than the QP's 8 EVs (evs_per_qp)")
