@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabric_sim import run_cache, workload
+from fabric_sim import footprint, run_cache
 from fabric_sim.progress import Progress
 from fabric_sim.run import RunResult, run
 from fabric_sim.scenario import Scenario, Transport
@@ -80,8 +80,7 @@ def options(args: argparse.Namespace) -> Options:
 def cost(sc: Scenario) -> float:
     """What a run is expected to cost, for the estimate of what is left:
     the bytes its workload offers (packet-hops follow them)."""
-    topo = sc.topology
-    return float(sum(m.size for m in workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0))) or 1.0
+    return float(footprint.offered_bytes(sc.workload, sc.topology.nics)) or 1.0  # counted: a build may not fit
 
 
 def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
