@@ -239,12 +239,16 @@ class _BoundedLoader(yaml.SafeLoader):
     constructing anything, a document whose aliases expand past MAX_NODES."""
 
     depth = 0
+    composed = 0  # nodes as written (an alias once): past MAX_NODES the file is refused while composing
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         self.depth += 1
+        self.composed += 1
         try:
             if self.depth > MAX_DEPTH:
                 raise ConfigError("", f"nested deeper than {MAX_DEPTH} levels")
+            if self.composed > MAX_NODES:  # stop now: composing and checking the rest would take long
+                raise ConfigError("", f"more than {MAX_NODES:,} values: not a scenario or topology file")
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1

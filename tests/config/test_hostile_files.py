@@ -364,3 +364,10 @@ def test_the_run_cache_folder_is_not_a_scenario_name():
 def test_more_active_evs_than_a_qp_has_are_refused():
     assert error(transports=[{"kind": "mrc", "evs_per_qp": 8, "ev_min_active": 65536}]) == \
         ("transports[0].ev_min_active", "65536 is more than the QP's 8 EVs (evs_per_qp)")
+
+
+def test_a_file_of_many_plain_values_is_refused_without_blaming_aliases(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "MAX_NODES", 1000)  # the rule at a size that parses fast in pure-Python YAML
+    f = tmp_path / "many.yaml"
+    f.write_text("events: [" + "0," * 5000 + "]\n")
+    assert refused(f).reason == "more than 1,000 values: not a scenario or topology file"
