@@ -90,7 +90,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {printable(problem, 400)}", file=sys.stderr)
         return 2
     topo = sc.topology
-    print(f"scenario {sc.name} ({args.scenario}): {topo.nics} NICs, {topo.switches} switches "
+    print(f"scenario {sc.name} ({printable(str(args.scenario))}): {topo.nics} NICs, {topo.switches} switches "
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
           f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
