@@ -49,7 +49,7 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
             try:
                 dev = topo.device(name)
             except ValueError as exc:
-                print(f"error: --device: {exc}", file=sys.stderr)
+                print(f"error: --device: {printable(str(exc))}", file=sys.stderr)
                 return 2
             if dev.kind == "nic":  # its tables before any QP: rows, plane ports, config
                 entries = nic_plan.nic_state(topo, dev.index).entries()

@@ -260,3 +260,9 @@ def test_plan_write_where_it_cannot_is_one_line(tmp_path, capsys, where):
     assert cli.main(["plan", str(DEMO), "--write", where]) == 2
     line = one_line(capsys)
     assert line.startswith("error: --write: ") and "Traceback" not in line, line
+
+
+def test_a_huge_device_name_is_echoed_cut(capsys):
+    assert cli.main(["plan", str(DEMO), "--device", "t0-p0-r0\x1b[2J" + "x" * 5000]) == 2
+    line = one_line(capsys)
+    assert line.startswith("error: --device: 't0-p0-r0\\x1b[2J") and len(line) < 300 and line.isprintable(), line
