@@ -56,9 +56,12 @@ def test_a_sweep_whose_variants_fail_together_is_refused_before_any_run(tmp_path
                                  "run's end (duration_us 10): it would never be applied"]
 
 
-def test_a_sweep_with_a_variant_that_delivers_nothing_fails_naming_it(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: on Ray
+def test_a_sweep_with_a_variant_that_delivers_nothing_fails_naming_it(tmp_path, capsys, request, jobs):
+    if jobs != "1":
+        request.getfixturevalue("ray_cluster")
     f = scenario_file(tmp_path, sweep={"duration_us": [1000, 0.01]})
-    assert cli.main([str(f), "--out", str(tmp_path / "o"), *FAST]) == 1
+    assert cli.main([str(f), "--out", str(tmp_path / "o"), *FAST[2:], "--jobs", jobs]) == 1
     failed = [line for line in err_lines(capsys) if line.startswith("FAILED")]
     assert failed == ["FAILED [2/2] duration_us=0.01 mrc: 2 of 2 messages not delivered"], failed
 
@@ -67,6 +70,16 @@ def test_a_transport_no_variant_has_is_refused_saying_which_exist(tmp_path, caps
     f = scenario_file(tmp_path, sweep={"transports[0].name": ["a", "b"]})
     assert cli.main([str(f), "--out", str(tmp_path / "o"), "--transport", "mrc"]) == 2
     assert err_lines(capsys) == ["error: --transport: no variant has mrc (asked: mrc; the variants have: a, b)"]
+
+
+def test_no_transport_finished_says_which_were_asked_and_which_exist(tmp_path, capsys, monkeypatch):
+    def crash(*a, **k):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(parallel, "run", crash)
+    f = scenario_file(tmp_path)
+    assert cli.main([str(f), "--out", str(tmp_path / "o"), *FAST]) == 1
+    assert err_lines(capsys)[-1] == f"error: no transport finished (asked: every transport; {f} has: mrc): " \
+                                    "mrc: RuntimeError: boom"
 
 
 # ---- results kept as each variant finishes ----------------------------------------------------------------------
