@@ -198,7 +198,7 @@ def _batch_size(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"{n}: a WriteRequest carries at least 1 update")
     return n

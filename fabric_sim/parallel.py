@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from control_plane.config import short
 from fabric_sim import footprint, run_cache
 from fabric_sim.progress import Progress
 from fabric_sim.run import RunResult, run
@@ -59,7 +61,7 @@ class RunFailed(RuntimeError):
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The flags mrc-sim and `python -m fabric_sim.paper` share."""
     d = Options()
-    ap.add_argument("--jobs", type=int, default=d.jobs, metavar="N",
+    ap.add_argument("--jobs", type=_whole, default=d.jobs, metavar="N",
                     help="runs at once (default: every core of this machine, or of the Ray cluster); "
                          "1 runs them one after another in this process, without Ray")
     ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
@@ -68,6 +70,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-cache", action="store_true",
                     help=f"execute every run and keep none (default: reuse and keep finished runs in "
                          f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
+
+
+def _whole(text: str) -> int:
+    """A whole number as ASCII digits, the value cut in the error (argparse's own echoes it whole)."""
+    if not re.fullmatch(r"-?[0-9]{1,9}", text):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}")
+    return int(text)
 
 
 def options(args: argparse.Namespace) -> Options:

@@ -157,7 +157,8 @@ def broken_inputs(tmp_path) -> dict[str, list[str]]:
     topo = REPO / "bmv2_configs" / "topologies" / "demo.yaml"
     (tmp_path / "folder" / "t0-p0-r0.json").mkdir(parents=True)
     sim = {"missing": [str(tmp_path / "nope.yaml")], "folder": [str(tmp_path)], "dup": [str(bad)],
-           "huge": [str(huge)], "jobs": [str(good), "--jobs", "0"], "transport": [str(good), "--transport", "x"],
+           "huge": [str(huge)], "jobs": [str(good), "--jobs", "0"],
+           "jobs-huge": [str(good), "--jobs", "\x1b[2J" + "9" * 5000], "transport": [str(good), "--transport", "x"],
            "out-proc": [str(good), "--out", "/proc/x"], "out-file": [str(good), "--out", str(bad)],
            "bmv2-sweep": [str(scenario_file(tmp_path, sweep={"seed": [1, 2]})), "--bmv2"],
            "bad-combo": [str(scenario_file(tmp_path, events=[{"at_us": 5, "plane_down": 0}],
@@ -170,6 +171,7 @@ def broken_inputs(tmp_path) -> dict[str, list[str]]:
            "verify-election": ["verify", str(topo), "--election-id", str(2**200)],
            "diff-tls": ["diff", str(topo), "--tls-ca-cert", str(bad)],
            "install-batch": ["install", str(topo), "--batch-size", "0"],
+           "install-batch-huge": ["install", str(topo), "--batch-size", "\x1b[2J" + "9" * 5000],
            "verify-unknown-device": ["verify", str(topo), "--device", "nic-99"]}
     return {**{f"mrc-sim {k}": ["sim", *v] for k, v in sim.items()},
             **{f"mrcctl {k}": ["ctl", *v] for k, v in ctl.items()}}
