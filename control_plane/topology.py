@@ -15,8 +15,9 @@ from typing import Annotated, Any
 from annotated_types import GroupedMetadata
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, model_validator
 
+from control_plane import grpc_address
 from control_plane import tls as tls_settings
-from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
+from control_plane.config import ConfigError, Int, Model, Name, read_mapping, short, validate
 from mrc_wire.constants import (
     CONGESTION_DEFAULTS,
     DSCP_DEFAULTS,
@@ -108,7 +109,7 @@ def _prefix(plen: int) -> Callable[[Any], ipaddress.IPv6Network]:
 class DeviceEntry(Model):
     """One entry of `devices` as the file writes it."""
 
-    name: str
+    name: Name
     grpc: str = Field(description="host:port of the device's P4Runtime server")
     device_id: Annotated[int, Int(0, 2**64 - 1)] = 1
     port_map: dict[StrictInt, StrictInt] | None = Field(None, description="logical port -> device port (switches)")
@@ -132,8 +133,8 @@ def _dscp(raw: Any) -> dict[str, int]:
 
 def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
     """The `devices` list, checked against the topology's own fields."""
-    if isinstance(raw, dict):
-        return raw  # already built (a copy of a checked topology)
+    if isinstance(raw, dict) and all(isinstance(d, Device) for d in raw.values()):
+        return raw  # already built (a copy of a checked topology); a file's mapping is refused below
     if raw is None:
         return {}
     if not isinstance(raw, list):
@@ -177,26 +178,16 @@ def _device_errors(e: DeviceEntry, topo: Topology, devices: dict[str, Device],
         return [("name", str(exc))]
     if e.name in devices:
         return [("name", f"{e.name!r} is listed twice")]
-    host, _, port = e.grpc.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return [("grpc", f"expected host:port, got {short(e.grpc)}")]
-    key = (_host_key(host), int(port)), e.device_id
+    try:
+        where = grpc_address.parse(e.grpc)
+    except ValueError as exc:
+        return [("grpc", str(exc))]
+    key = where.key, e.device_id
     if key in addrs:  # one server, one device id: the second would take the first's tables
         return [("grpc", f"{e.grpc} device {e.device_id} is already used by {addrs[key]} "
                          f"({e.name} and {addrs[key]} would be the same device)")]
     addrs[key] = e.name
     return []
-
-
-def _host_key(host: str) -> str:
-    """A host as the kernel sees it: localhost and 127.0.0.1 are one."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host
 
 
 def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
@@ -224,7 +215,7 @@ def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, i
 
 
 class Topology(Model):
-    name: str = "unnamed"
+    name: Name = "unnamed"
     planes: Annotated[int, Int(1, MAX_PLANES)]
     t0_per_plane: Annotated[int, Int(1, MAX_INDEX)]
     t1_per_plane: Annotated[int, Int(1, MAX_INDEX)]

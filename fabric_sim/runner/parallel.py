@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -25,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabric_sim.runner import run_cache
+from control_plane.config import short
+from fabric_sim.runner import footprint, run_cache
 from fabric_sim.runner.progress import Progress
 from fabric_sim.runner.run import RunResult, run
-from fabric_sim.scenario import Scenario, Transport, workload
+from fabric_sim.scenario import Scenario, Transport
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class RunFailed(RuntimeError):
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The flags mrc-sim and `python -m mrc_paper` share."""
     d = Options()
-    ap.add_argument("--jobs", type=int, default=d.jobs, metavar="N",
+    ap.add_argument("--jobs", type=_whole, default=d.jobs, metavar="N",
                     help="runs at once (default: every core of this machine, or of the Ray cluster); "
                          "1 runs them one after another in this process, without Ray")
     ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
@@ -69,6 +71,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-cache", action="store_true",
                     help=f"execute every run and keep none (default: reuse and keep finished runs in "
                          f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
+
+
+def _whole(text: str) -> int:
+    """A whole number as ASCII digits, the value cut in the error (argparse's own echoes it whole)."""
+    if not re.fullmatch(r"-?[0-9]{1,9}", text):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}")
+    return int(text)
 
 
 def options(args: argparse.Namespace) -> Options:
@@ -81,8 +90,7 @@ def options(args: argparse.Namespace) -> Options:
 def cost(sc: Scenario) -> float:
     """What a run is expected to cost, for the estimate of what is left:
     the bytes its workload offers (packet-hops follow them)."""
-    topo = sc.topology
-    return float(sum(m.size for m in workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0))) or 1.0
+    return float(footprint.offered_bytes(sc.workload, sc.topology.nics)) or 1.0  # counted: a build may not fit
 
 
 def run_all(tasks: list[Task], opts: Options = IN_PROCESS,

@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from control_plane import topology as T
-from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
+from control_plane.config import ConfigError, Int, Model, Name, Num, join, printable, read_mapping, validate
 from fabric_sim.scenario import capacity, cc_profile, sweep
 from fabric_sim.scenario import events as scenario_events
 from fabric_sim.scenario.events import EVENTS, Event  # noqa: F401 (re-exported)
@@ -46,6 +46,7 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
            "parse", "load", "variants", "override"]
 
 Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
+CACHE_FOLDER = "cache"  # results/cache: the run cache (fabric_sim/runner/run_cache.py)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
 ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
 
@@ -97,7 +98,7 @@ class EndpointCfg(Model):
 
 
 class Transport(Model):
-    name: str = Field("", description="default: the kind")
+    name: Name = Field("", description="default: the kind; printable characters")
     kind: Kind
     evs_per_qp: Annotated[int, Int(1, 65536)] = 64
     backups_per_plane: Annotated[int, Int(0, 256)] = 2
@@ -140,6 +141,13 @@ class Transport(Model):
         if ablate and not facts(info.data.get("kind")).sprays:
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
+
+    @model_validator(mode="after")
+    def _min_active(self) -> Transport:
+        if self.ev_min_active > self.evs_per_qp:  # the floor could never be met: the QP would wait for EVs forever
+            raise ConfigError("ev_min_active", f"{self.ev_min_active} is more than the QP's {self.evs_per_qp} EVs "
+                                               "(evs_per_qp)")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -216,8 +224,16 @@ class Scenario(Model):
     duration_us: Annotated[float, Num(0.001, 1e9)] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
-    name: str = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
-                                                                         "(default: the file's name)")
+    name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
+                                                                         "(default: the file's name; not `cache`, "
+                                                                         "the run cache's folder)")
+
+    @field_validator("name")
+    @classmethod
+    def _not_the_cache(cls, name: str) -> str:
+        if name == CACHE_FOLDER:  # results/<name> would be results/cache, where finished runs are kept
+            raise ConfigError("", f"{name!r} is the run cache's folder (results/{CACHE_FOLDER}): choose another name")
+        return name
     seed: Annotated[int, Int(0, 2**32)] = 1
     bins: Annotated[int, Int(2, 10_000)] = 100
     scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
@@ -244,9 +260,7 @@ class Scenario(Model):
 
     @model_validator(mode="after")
     def _finish(self) -> Scenario:
-        errors = [(f"events[{i}].at_us", f"{e.at_us:g} is after the run's end (duration_us {self.duration_us:g}): "
-                                         "it would never be applied")
-                  for i, e in enumerate(self.events) if e.at_us > self.duration_us]
+        errors = self._after_the_end()
         try:
             capacity.transports(self.transports, self.topology, self.workload)
         except ConfigError as exc:
@@ -259,6 +273,16 @@ class Scenario(Model):
         self.meta.update(scale=self.scale, sweep=sweep.parse(self.sweep))
         return self
 
+    def _after_the_end(self) -> list[tuple[str, str]]:
+        """Events and starts past duration_us: one rule for every timed field (the run would end first)."""
+        times = [(f"events[{i}].at_us", e.at_us) for i, e in enumerate(self.events)]
+        times.append(("workload.start_us", self.workload.start_us))
+        raw_flows = self.meta.get("raw", {}).get("workload", {}).get("flows") or []
+        times += [(f"workload.flows[{i}].start_us", f["start_us"]) for i, f in enumerate(raw_flows)
+                  if isinstance(f, dict) and isinstance(f.get("start_us"), (int, float))]
+        return [(path, f"{t:g} is after the run's end (duration_us {self.duration_us:g}): it would never be applied")
+                for path, t in times if t > self.duration_us]
+
 
 def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scenario:
     """A checked Scenario from a file's data; ConfigError with every mistake."""
@@ -267,26 +291,37 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
     return validate(Scenario, data, source=source, base=base)
 
 
+SHOWN_VARIANTS = 20  # failing variants listed one a line; the rest are counted
+
+
 def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
     """(values, scenario) for every combination of the sweep; the scenario
-    itself if it has none."""
-    return list(iter_variants(sc))
-
-
-def iter_variants(sc: Scenario):
-    """variants(), one at a time (a large sweep is not held in memory)."""
+    itself if it has none. Every variant is parsed before any is returned
+    (values valid alone may not be together: `duration_us: 10` with an
+    event at 500), and ConfigError has one line per variant that fails."""
     combos = sc.meta.get("sweep") or ()
     if not combos:
-        yield {}, sc
-        return
-    for combo in itertools.product(*(vals for _, vals in combos)):
+        return [({}, sc)]
+    n = sweep.count(combos)
+    out, errors = [], []
+    for i, combo in enumerate(itertools.product(*(vals for _, vals in combos))):
         values = dict(zip((k for k, _ in combos), combo, strict=True))
-        doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
-        try:
-            yield values, parse(doc, sc.source, sc.meta["base"])
+        try:  # override's errors name the sweep key already
+            out.append((values, parse(sweep.override(sc.meta["raw"], values), sc.source, sc.meta["base"])))
         except ConfigError as exc:
-            label = ", ".join(f"{k}={v}" for k, v in values.items())
-            raise exc.prefixed(f"sweep ({label}):") from None
+            errors.append(_variant_error(i, n, values, exc))
+    if len(errors) > SHOWN_VARIANTS:
+        errors[SHOWN_VARIANTS:] = [("sweep", f"{len(errors) - SHOWN_VARIANTS:,} more variants fail the same way")]
+    if errors:
+        raise ConfigError.of(errors)
+    return out
+
+
+def _variant_error(i: int, n: int, values: dict[str, Any], exc: ConfigError) -> tuple[str, str]:
+    """A failing variant's first error, named by its number and values, in one line."""
+    label = " ".join(f"{k.rsplit('.', 1)[-1]}={printable(str(v), 40)}" for k, v in values.items())
+    more = f" (and {len(exc.errors) - 1} more)" if len(exc.errors) > 1 else ""
+    return join(f"sweep [{i + 1}/{n}] ({label}):", exc.path), exc.reason + more
 
 
 def load(path: str | Path) -> Scenario:
