@@ -3,7 +3,7 @@
 Figures are ratios against a baseline measured in the same run where there
 is one: batched vs one update per Write for the P4Runtime install; the
 switch program vs a bare L2 program for BMv2 packet rate. The timed fabric
-is measured against its targets (issue 10: 1,024 NICs in 60 s, 2 GiB), the
+is measured against its targets (1,024 NICs in 60 s, 2 GiB), the
 Tofino switch against its stage budget (6 of 12). The mutation run
 (bench/mutation.py) is bounded (40 mutants, 10 minutes) and resumable: each
 `make bench` tries mutants the runs before it did not.

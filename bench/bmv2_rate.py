@@ -65,7 +65,7 @@ def _measure(sw: Bmv2Switch) -> tuple[float, int]:
     t.join()
     tx.close()
     rx.close()
-    return (got[0] / (got[1] - start) if got[0] else 0.0), got[0]
+    return (got[0] / (got[1] - start) if got[0] else 0.0), int(got[0])
 
 
 def _program(name: str, setup) -> tuple[float, int]:

@@ -1,4 +1,4 @@
-"""100,000 seeded fuzz frames through each reference model (issue 12):
+"""100,000 seeded fuzz frames through each reference model:
 every frame output or counted under exactly one drop reason, no exception;
 frames per second and the outcome mix."""
 

@@ -1,4 +1,4 @@
-"""UEC's htsim beside the timed-fabric bench (issue 23): `htsim_uec`, found
+"""UEC's htsim beside the timed-fabric bench: `htsim_uec`, found
 on PATH or named by HTSIM_UEC, runs the bench's own seeded permutation
 (fabric_sim.runner.timing's scale scenario, exported pair by pair, not drawn anew)
 and its CPU seconds are set beside the project's.

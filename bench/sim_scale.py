@@ -1,4 +1,4 @@
-"""Timed-fabric speed and scale (issue 23): packet-hops per CPU-second on
+"""Timed-fabric speed and scale: packet-hops per CPU-second on
 the flagship, then a permutation of 2 MiB messages on fabrics of 64 to
 8,192 NICs, each in a child process for its wall time, CPU time and peak
 RSS (fabric_sim.runner.timing), and what dominates the flagship's profile.
@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bench import htsim_peer, sections
 from control_plane.pipelines import REPO
@@ -36,8 +37,8 @@ from fabric_sim.runner import timing
 from fabric_sim.runner.run import run as simulate
 
 FLAGSHIP = REPO / "scenarios" / "flagship.yaml"
-TARGET_1024_S = 20.0  # issue 23: without htsim beside it, 1,024 NICs in at most 20 s on an idle core
-PEER_TARGET = 2.0  # issue 23: with htsim beside it, 1,024 NICs in at most 2x its CPU seconds
+TARGET_1024_S = 20.0  # the target without htsim beside it, 1,024 NICs in at most 20 s on an idle core
+PEER_TARGET = 2.0  # the target with htsim beside it, 1,024 NICs in at most 2x its CPU seconds
 INTERPRETED = [sys.executable]
 
 
@@ -177,15 +178,15 @@ def _profile() -> tuple[list[str], float]:
     prof.enable()
     r = simulate(sc, sc.transports[0])
     prof.disable()
-    st = pstats.Stats(prof)
-    total = sum(v[2] for v in st.stats.values())  # own time
-    rows = sorted(st.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
+    table: dict[Any, Any] = vars(pstats.Stats(prof))["stats"]  # pstats' raw table, which typeshed does not declare
+    total = sum(v[2] for v in table.values())  # own time
+    rows = sorted(table.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
     out = [f"Profile of the flagship's MRC run, interpreted ({r.packet_hops:,} packet-hops; own time, cProfile):", "",
            "| function | share of time | calls |", "|---|---|---|"]
     for (path, _line, fn), v in rows:
         where = Path(path).name if path != "~" else "builtin"
         out.append(f"| `{where}:{fn}` | {100 * v[2] / total:.1f}% | {v[1]:,} |")
-    parts = by_part(st.stats)
+    parts = by_part(table)
     out += ["", "The same profile by part (own time, each builtin charged to the part that called it):", "",
             "| part | share of time |", "|---|---|"]
     out += [f"| {name} | {100 * t / total:.1f}% |" for name, t in sorted(parts.items(), key=lambda kv: -kv[1])]

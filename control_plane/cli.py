@@ -29,14 +29,17 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from control_plane import installer, nic_plan, pipelines, tls, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
-from control_plane.config import ConfigError
+from control_plane.config import ConfigError, printable, short
 from mrc_wire.constants import MAX_PORTS
 
 
@@ -46,7 +49,7 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
             try:
                 dev = topo.device(name)
             except ValueError as exc:
-                print(f"error: --device: {exc}", file=sys.stderr)
+                print(f"error: --device: {printable(str(exc))}", file=sys.stderr)
                 return 2
             if dev.kind == "nic":  # its tables before any QP: rows, plane ports, config
                 entries = nic_plan.nic_state(topo, dev.index).entries()
@@ -66,7 +69,11 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
         entries[name[:2]] += len(state.entries())
         largest = max(largest, len(state.routes))
         if args.write:
-            (args.write / f"{name}.json").write_text(json.dumps(state_json(state), indent=1) + "\n")
+            try:
+                (args.write / f"{name}.json").write_text(json.dumps(state_json(state), indent=1) + "\n")
+            except OSError as exc:  # checked before planning; this is a disk that filled up since
+                print(f"error: --write: {args.write / f'{name}.json'}: {exc.strerror or exc}", file=sys.stderr)
+                return 2
     print(f"topology {topo.name}: {topo.switches} switches ({kinds['t0']} T0, {kinds['t1']} T1), {topo.nics} NICs")
     for kind in ("t0", "t1"):
         print(f"  {kind.upper()}: {entries[kind] // max(kinds[kind], 1)} entries each")
@@ -191,10 +198,33 @@ def _batch_size(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"{n}: a WriteRequest carries at least 1 update")
     return n
+
+
+MAX_ELECTION_ID = 2**128 - 1  # P4Runtime's election id is a uint128
+
+
+def _election_id(text: str) -> int:
+    """--election-id: 1 to 2^128-1 in ASCII digits (checked as parsed: a
+    device told 0 or 2^200 fails with a reason that names nothing)."""
+    if not re.fullmatch(r"[0-9]{1,39}", text) or not 1 <= int(text) <= MAX_ELECTION_ID:
+        raise argparse.ArgumentTypeError(f"expected a whole number 1 to 2^128-1, got {short(text)}")
+    return int(text)
+
+
+class _Once(argparse.Action):
+    """A repeatable option whose values must differ (--device X --device X
+    would have two writers on one device at once)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        got = list(getattr(namespace, self.dest) or [])
+        if values in got:
+            raise argparse.ArgumentError(self, f"{short(values)} is given twice")
+        setattr(namespace, self.dest, [*got, values])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -205,10 +235,11 @@ def parser() -> argparse.ArgumentParser:
     topo = argparse.ArgumentParser(add_help=False)
     topo.add_argument("topology", type=Path, help="topology file (docs/topology.md)")
     remote = argparse.ArgumentParser(add_help=False)
-    remote.add_argument("--device", action="append", default=[], metavar="NAME",
+    remote.add_argument("--device", action=_Once, default=[], metavar="NAME",
                         help="act on this device only (repeatable; default: every device the topology lists)")
-    remote.add_argument("--election-id", type=int, default=10,
-                        help="P4Runtime election id (the highest connected is primary; default: %(default)s)")
+    remote.add_argument("--election-id", type=_election_id, default=10,
+                        help="P4Runtime election id, 1 to 2^128-1 (the highest connected is primary; "
+                             "default: %(default)s)")
     group = remote.add_argument_group("TLS (every device acted on; replaces the topology's tls settings)")
     group.add_argument("--tls-ca-cert", type=Path, help="CA certificate that signed the devices' certificates")
     group.add_argument("--tls-cert", type=Path, help="this controller's certificate (mutual TLS)")
@@ -216,7 +247,7 @@ def parser() -> argparse.ArgumentParser:
     group.add_argument("--tls-server-name", help="name to check the devices' certificates against")
     plan = sub.add_parser("plan", parents=[topo], help="print (or write) the planned tables; no device touched",
                           description="Print the tables planned for the fabric (a summary), or for --device.")
-    plan.add_argument("--device", action="append", default=[], metavar="NAME",
+    plan.add_argument("--device", action=_Once, default=[], metavar="NAME",
                       help="print this device's tables in full (repeatable)")
     plan.add_argument("--write", type=Path, metavar="DIR", help="write one JSON file per switch into this folder")
     install = sub.add_parser("install", parents=[topo, remote], help="push the pipeline and reconcile the tables",
@@ -232,6 +263,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """mrcctl; an input it cannot take is one line and exit 2, never a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a last resort: every bad input should have been refused by name before this
+        print(f"error: {printable(f'{type(exc).__name__}: {exc}')} (a bug of mrcctl: please report it)",
+              file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     # finsy logs a failed session with its traceback; the device's error line says it in one line
     logging.getLogger("finsy").setLevel(logging.CRITICAL + 1)
@@ -243,25 +286,38 @@ def main(argv: list[str] | None = None) -> int:
             if settings is not None:
                 devices = {n: dataclasses.replace(d, tls=settings) for n, d in topo.devices.items()}
                 topo = topo.model_copy(update={"devices": devices})
+        if args.command == "plan" and args.write:
+            _writable(args.write, [f"{name}.json" for name in S.switch_names(topo)])
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 2
     if args.command == "plan":
-        try:
-            if args.write:
-                args.write.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            print(f"error: --write: {args.write}: {exc.strerror}", file=sys.stderr)
-            return 2
         return cmd_plan(topo, args)
     names = args.device or list(topo.devices)  # switches and NICs, in the file's order
     missing = [n for n in names if n not in topo.devices]
     if missing:
-        print(f"error: devices: no P4Runtime address for {', '.join(missing)}", file=sys.stderr)
+        print(f"error: devices: no P4Runtime address for {printable(', '.join(missing))}", file=sys.stderr)
         return 2
     return asyncio.run(_each(topo, names, args.command, getattr(args, "batch_size", installer.DEFAULT_BATCH),
                              args.election_id))
+
+
+def _writable(folder: Path, files: list[str]) -> None:
+    """ConfigError (field --write) unless `folder` can take `files`: made if
+    missing, a file written there and removed before any table is planned
+    (/proc/self and /sys/kernel are folders that take no file), and none of
+    the names is a folder or other non-file already."""
+    for name in files:
+        p = folder / name
+        if p.exists() and not p.is_file():
+            raise ConfigError("--write", f"{p} exists and is not a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ConfigError("--write", f"{folder}: {exc.strerror or exc}") from None
 
 
 if __name__ == "__main__":

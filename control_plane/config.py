@@ -12,12 +12,16 @@ flattens both kinds into (path, reason) pairs.
 
 from __future__ import annotations
 
+import os
 import reprlib
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import yaml
+from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -25,6 +29,8 @@ MAX_FILE_BYTES = 1 << 20  # a scenario or topology file is a few KiB; a bigger o
 MAX_NODES = 100_000  # values after alias expansion (a billion-laughs file expands to 10**9)
 HIDDEN = {"source", "meta"}  # fields the parser sets, never a file
 MAX_DEPTH = 32  # nesting of mappings and lists (the formats need 6)
+MAX_INT_DIGITS = 40  # 2**128 has 39: no field takes more, and Python refuses to read past 4,300
+MAX_TEXT = 240  # characters of an error's path or reason: a safety net under short()
 
 _short = reprlib.Repr()
 _short.maxstring, _short.maxother, _short.maxlist, _short.maxdict, _short.maxlevel = 40, 40, 4, 4, 2
@@ -35,18 +41,28 @@ def short(value: Any) -> str:
     return _short.repr(value)
 
 
+def printable(text: str, limit: int = MAX_TEXT) -> str:
+    """`text` safe for one line of a terminal: control characters (a
+    newline that would forge a line, an escape code) written as escapes,
+    and cut to `limit` characters."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class ConfigError(ValueError):
     """Every mistake found in one file: `errors` is a list of (field path,
     reason); `path` and `reason` are the first's. ConfigError(path, reason)
     for one, ConfigError.of([(path, reason), ...]) for many."""
 
     def __init__(self, path: str, reason: str):
-        self.errors: list[tuple[str, str]] = [(path, reason)]
+        # Cleaned once here, so that no caller can echo a value that forges a line or fills a screen.
+        self.errors: list[tuple[str, str]] = [(printable(path), printable(reason))]
         super().__init__(self._text())
 
     @classmethod
     def of(cls, errors: Iterable[tuple[str, str]]) -> ConfigError:
-        errors = list(errors)
+        errors = [(printable(p), printable(r)) for p, r in errors]
         exc = cls(*errors[0])
         exc.errors = errors
         exc.args = ("\n".join(exc.lines()),)
@@ -171,7 +187,24 @@ class Model(BaseModel):
 
 
 def _num(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, int) and v.bit_length() > 64:  # cut: str() of a 4,300-digit int raises
+        return (str(v)[:10] if v.bit_length() < 14_000 else f"an integer of {v.bit_length():,} bits") + "..."
+    return str(v)
+
+
+def _printable_name(v: str) -> str:
+    if not v.isprintable():
+        raise PydanticCustomError("printable", "expected printable characters, got {v}", {"v": short(v)})
+    if len(v) > 100:
+        raise PydanticCustomError("long", "expected at most 100 characters, got {n}", {"n": len(v)})
+    return v
+
+
+# A name the tools print (scenario, transport, device, topology): a string in the file (not !!binary),
+# printable characters only, so a name can never forge an output line or carry a terminal escape.
+Name = Annotated[str, Strict(), AfterValidator(_printable_name)]
 
 
 def _within(lo: float, hi: float) -> Any:
@@ -184,21 +217,42 @@ def _within(lo: float, hi: float) -> Any:
     return check
 
 
-def Int(lo: int, hi: int, description: str | None = None) -> Any:
+# A field's range as metadata of its type, which mypy reads: `Annotated[int, Int(0, 7)]`.
+# pydantic unpacks a GroupedMetadata into what it yields.
+@dataclass(frozen=True)
+class Int(GroupedMetadata):
     """An integer in lo..hi (booleans refused)."""
-    return Annotated[int, Strict(), AfterValidator(_within(lo, hi)),
-                     Field(json_schema_extra={"minimum": lo, "maximum": hi}, description=description)]
+
+    lo: int
+    hi: int
+    description: str | None = None
+
+    def __iter__(self) -> Iterator[object]:
+        yield Strict()
+        yield AfterValidator(_within(self.lo, self.hi))
+        yield Field(json_schema_extra={"minimum": self.lo, "maximum": self.hi}, description=self.description)
 
 
-def Num(lo: float, hi: float, description: str | None = None, above: bool = False) -> Any:
+@dataclass(frozen=True)
+class Num(GroupedMetadata):
     """A number in lo..hi; `above`: lo itself excluded (a rate of 0 divides by zero)."""
-    def check(v: Any) -> Any:
-        if above and v <= lo:
-            raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": _num(lo)})
-        return _within(lo, hi)(v)
-    bound = {"exclusiveMinimum": lo} if above else {"minimum": lo}
-    return Annotated[float, Strict(), AfterValidator(check),
-                     Field(json_schema_extra={**bound, "maximum": hi}, description=description)]
+
+    lo: float
+    hi: float
+    description: str | None = None
+    above: bool = False
+
+    def __iter__(self) -> Iterator[object]:
+        lo, hi, above = self.lo, self.hi, self.above
+
+        def check(v: Any) -> Any:
+            if above and v <= lo:
+                raise PydanticCustomError("outside", "{v} must be above {lo}", {"v": _num(v), "lo": _num(lo)})
+            return _within(lo, hi)(v)
+        bound = {"exclusiveMinimum": lo} if above else {"minimum": lo}
+        yield Strict()
+        yield AfterValidator(check)
+        yield Field(json_schema_extra={**bound, "maximum": hi}, description=self.description)
 
 
 # ---- reading files ----------------------------------------------------------------------------------------
@@ -208,12 +262,16 @@ class _BoundedLoader(yaml.SafeLoader):
     constructing anything, a document whose aliases expand past MAX_NODES."""
 
     depth = 0
+    composed = 0  # nodes as written (an alias once): past MAX_NODES the file is refused while composing
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         self.depth += 1
+        self.composed += 1
         try:
             if self.depth > MAX_DEPTH:
                 raise ConfigError("", f"nested deeper than {MAX_DEPTH} levels")
+            if self.composed > MAX_NODES:  # stop now: composing and checking the rest would take long
+                raise ConfigError("", f"more than {MAX_NODES:,} values: not a scenario or topology file")
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
@@ -224,6 +282,48 @@ class _BoundedLoader(yaml.SafeLoader):
             return None
         _expanded_size(node)
         return self.construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        _unique_keys(node)
+        return super().construct_mapping(node, deep)
+
+    def construct_huge_int(self, node: yaml.ScalarNode) -> Any:
+        if sum(c.isdigit() for c in node.value) > MAX_INT_DIGITS:
+            return _HugeInt(node.value)  # refused by read_yaml, where the field's path is known
+        return self.construct_yaml_int(node)
+
+
+class _HugeInt(str):
+    """An integer too long to be any field's value, as the file wrote it."""
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_huge_int)
+
+
+def _unique_keys(node: yaml.MappingNode) -> None:
+    """ConfigError on a key given twice in one mapping (YAML says keys are
+    unique; PyYAML keeps the last). A merge (`<<: *base`) may be overridden."""
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        line, first = key.start_mark.line + 1, seen.get((key.tag, key.value))
+        if first is not None:
+            raise ConfigError("", f"key {short(key.value)} is given twice (lines {first} and {line})")
+        seen[key.tag, key.value] = line
+
+
+def _huge_ints(data: Any, path: str = "") -> None:
+    """ConfigError naming the field of the first integer too long for any field."""
+    if isinstance(data, _HugeInt):
+        digits = sum(c.isdigit() for c in data)
+        raise ConfigError(path, f"an integer of {digits:,} digits ({data.lstrip('+-')[:10]}...): too large")
+    if isinstance(data, dict):
+        for k, v in data.items():
+            _huge_ints(v, join(path, str(k)))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            _huge_ints(v, join(path, f"[{i}]"))
 
 
 def _expanded_size(root: yaml.Node) -> int:
@@ -267,11 +367,7 @@ def read_yaml(path: str | Path) -> Any:
     file) if it cannot be read, is over MAX_FILE_BYTES, is not UTF-8 text,
     is not YAML, nests past MAX_DEPTH or expands past MAX_NODES."""
     path = Path(path)
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    raw = read_regular(path, MAX_FILE_BYTES)
     if len(raw) > MAX_FILE_BYTES:
         raise ConfigError(str(path), f"larger than {MAX_FILE_BYTES >> 20} MiB: not a scenario or topology file")
     try:
@@ -279,8 +375,46 @@ def read_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader
+        data = yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader
     except ConfigError as exc:
         raise ConfigError(str(path), exc.reason) from None
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), f"not valid YAML: {' '.join(str(exc).split())}") from None
+    _huge_ints(data)
+    return data
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_regular(path: Path, limit: int, name: str | None = None) -> bytes:
+    """At most `limit` + 1 bytes of the regular file `path`; ConfigError at
+    field `name` (default: the path) if it cannot be opened or is not a
+    regular file. Every file a CLI reads comes through here. The file is
+    opened without blocking, since opening a FIFO for reading waits for a
+    writer, and its type is taken from the open descriptor, so what is
+    checked is what is read."""
+    where = str(path) if name is None else name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(where, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        kind = next((k for test, k in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
+        if kind is not None:
+            raise ConfigError(where, f"not a regular file ({kind})" + ("" if name is None else f": {path}"))
+        return _read_up_to(fd, limit + 1)
+    except OSError as exc:
+        raise ConfigError(where, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, n: int) -> bytes:
+    chunks: list[bytes] = []
+    while n > 0 and (chunk := os.read(fd, min(n, 1 << 16))):
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)

@@ -119,8 +119,12 @@ def service_status(device: Device, timeout: float) -> tuple[str, str] | None:
     the device, or None if it answered. Blocks up to `timeout` seconds."""
     import grpc  # type: ignore[import-untyped]  # declared in pyproject.toml (finsy needs it too)
 
-    creds = device.tls.credentials() if device.tls else None
-    channel = grpc.secure_channel(device.grpc_addr, creds) if creds else grpc.insecure_channel(device.grpc_addr)
+    if device.tls:  # finsy's credentials, as grpc's own (and the server name finsy would give as a channel option)
+        creds = device.tls.credentials()
+        name = [("grpc.ssl_target_name_override", creds.target_name_override)] if creds.target_name_override else None
+        channel = grpc.secure_channel(device.grpc_addr, creds.to_client_credentials(), name)
+    else:
+        channel = grpc.insecure_channel(device.grpc_addr)
     try:
         channel.unary_unary("/p4.v1.P4Runtime/Capabilities")(b"", timeout=timeout)  # an empty request is valid
         return None

@@ -13,7 +13,6 @@ it refused). docs/tls.md is the lab guide.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +24,8 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from pydantic import Field
 
-from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, short
+from control_plane import grpc_address
+from control_plane.config import MAX_FILE_BYTES, ConfigError, Model, read_regular, short
 
 LOG = logging.getLogger("control_plane.tls")
 
@@ -107,7 +107,7 @@ def from_fields(values: Mapping[str, Any], names: Mapping[str, str], base: Path 
             ca = got
         elif got is not None:
             cert, key = got
-    if errors:
+    if errors or ca is None:  # ca_cert was given (checked above): _ca returned its path or raised
         raise TlsError.of(errors)
     server_name = str(given["server_name"]) if given["server_name"] is not None else None
     return TlsSettings(ca_cert=ca, cert=cert, key=key, server_name=server_name)
@@ -154,14 +154,12 @@ def _file(value: Any, name: str, base: Path) -> Path:
     path = (base / Path(str(value)).expanduser()).resolve()
     if not path.exists():
         raise TlsError(name, f"file not found: {path}")
-    if not path.is_file():
-        raise TlsError(name, f"not a file: {path}")
-    if path.stat().st_size > MAX_FILE_BYTES:  # a certificate or key is a few KiB
-        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     try:
-        path.read_bytes()
-    except OSError as exc:
-        raise TlsError(name, f"cannot read {path}: {exc.strerror}") from None
+        raw = read_regular(path, MAX_FILE_BYTES, name)  # the one check of every file a CLI reads
+    except TlsError as exc:
+        raise TlsError(name, exc.reason.replace("cannot read:", f"cannot read {path}:")) from None
+    if len(raw) > MAX_FILE_BYTES:  # a certificate or key is a few KiB
+        raise TlsError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB, not a PEM file: {path}")
     return path
 
 
@@ -193,17 +191,18 @@ def _check_key(path: Path, name: str, leaf: x509.Certificate, cert_name: str, ce
 
 
 def host_of(grpc_addr: str) -> str:
-    """The host part of host:port ([v6]:port too)."""
-    return grpc_addr.rpartition(":")[0].strip("[]")
+    """The host part of host:port ([v6]:port too; a Unix socket's path)."""
+    try:
+        where = grpc_address.parse(grpc_addr)
+    except ValueError:
+        return grpc_addr.rpartition(":")[0].strip("[]")  # a Device built in code: its text as written
+    return where.path or where.host
 
 
 def is_loopback(grpc_addr: str) -> bool:
-    host = host_of(grpc_addr)
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name: it may be anywhere
+        return grpc_address.parse(grpc_addr).is_local
+    except ValueError:
         return False
 
 

@@ -7,15 +7,17 @@ anything touches a device. The format is documented in docs/topology.md.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, create_model, model_validator
+from annotated_types import GroupedMetadata
+from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, model_validator
 
+from control_plane import grpc_address
 from control_plane import tls as tls_settings
-from control_plane.config import ConfigError, Int, Model, read_mapping, short, validate
+from control_plane.config import ConfigError, Int, Model, Name, read_mapping, short, validate
 from mrc_wire.constants import (
     CONGESTION_DEFAULTS,
     DSCP_DEFAULTS,
@@ -50,18 +52,42 @@ class Device:
 
 
 class Congestion(Model):
-    ecn_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked") = ECN_THRESHOLD
-    trim_threshold: Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed") = \
+    ecn_threshold: Annotated[int, Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked")] = \
+        ECN_THRESHOLD
+    trim_threshold: Annotated[int, Int(0, 2**19 - 1, "queue depth (packets) from which trimmable data is trimmed")] = \
         CONGESTION_DEFAULTS["trim_threshold"]
-    trim_bytes: Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps") = CONGESTION_DEFAULTS["trim_bytes"]
+    trim_bytes: Annotated[int, Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps")] = \
+        CONGESTION_DEFAULTS["trim_bytes"]
 
 
-# The DSCP of each traffic class; defaults from mrc_wire.constants.
-Dscp = create_model("Dscp", __base__=Model, **{k: (Int(0, 63), v) for k, v in DSCP_DEFAULTS.items()})
+DscpValue = Annotated[int, Int(0, 63)]
 
 
-def _net(plen: int) -> Any:
-    """A /plen IPv6 prefix outside every class the switches drop."""
+# The DSCP of each traffic class; defaults from mrc_wire.constants (no docstring: the schemas keep theirs).
+class Dscp(Model):
+    control: DscpValue = DSCP_DEFAULTS["control"]
+    data_trimmable: DscpValue = DSCP_DEFAULTS["data_trimmable"]
+    data_no_trim: DscpValue = DSCP_DEFAULTS["data_no_trim"]
+    data_trimmable_retx: DscpValue = DSCP_DEFAULTS["data_trimmable_retx"]
+    trimmed: DscpValue = DSCP_DEFAULTS["trimmed"]
+    trimmed_lasthop: DscpValue = DSCP_DEFAULTS["trimmed_lasthop"]
+
+
+assert set(Dscp.model_fields) == set(DSCP_DEFAULTS), "a class of mrc_wire's DSCP_DEFAULTS without its field"
+
+
+@dataclass(frozen=True)
+class _Prefix(GroupedMetadata):
+    """A /plen IPv6 prefix outside every class the switches drop:
+    `Annotated[ipaddress.IPv6Network, _Prefix(plen)]`."""
+
+    plen: int
+
+    def __iter__(self) -> Iterator[object]:
+        yield PlainValidator(_prefix(self.plen), json_schema_input_type=str)
+
+
+def _prefix(plen: int) -> Callable[[Any], ipaddress.IPv6Network]:
     def check(raw: Any) -> ipaddress.IPv6Network:
         if isinstance(raw, ipaddress.IPv6Network):
             return raw
@@ -77,16 +103,15 @@ def _net(plen: int) -> Any:
             if net.overlaps(cls):
                 raise ConfigError("", f"{net} overlaps {cls} ({name}): switches drop those addresses")
         return net
-    return Annotated[ipaddress.IPv6Network, PlainValidator(check, json_schema_input_type=str),
-                     Field(validate_default=True)]
+    return check
 
 
 class DeviceEntry(Model):
     """One entry of `devices` as the file writes it."""
 
-    name: str
+    name: Name
     grpc: str = Field(description="host:port of the device's P4Runtime server")
-    device_id: Int(0, 2**64 - 1) = 1
+    device_id: Annotated[int, Int(0, 2**64 - 1)] = 1
     port_map: dict[StrictInt, StrictInt] | None = Field(None, description="logical port -> device port (switches)")
     # checked by tls.load, which names each file's fault (TlsFile is the format)
     tls: Annotated[Any, BeforeValidator(lambda v: v, json_schema_input_type=tls_settings.TlsFile | None)] = None
@@ -108,19 +133,20 @@ def _dscp(raw: Any) -> dict[str, int]:
 
 def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
     """The `devices` list, checked against the topology's own fields."""
-    if isinstance(raw, dict):
-        return raw  # already built (a copy of a checked topology)
+    if isinstance(raw, dict) and all(isinstance(d, Device) for d in raw.values()):
+        return raw  # already built (a copy of a checked topology); a file's mapping is refused below
     if raw is None:
         return {}
     if not isinstance(raw, list):
         raise ConfigError("", "expected a list")
-    shape = {k: info.data.get(k) for k in ("name", "planes", "t0_per_plane", "t1_per_plane", "hosts_per_t0")}
+    shape: dict[str, Any] = {k: info.data.get(k) for k in ("name", "planes", "t0_per_plane", "t1_per_plane",
+                                                            "hosts_per_t0")}
     if None in shape.values():
         return {}  # the sizes have errors of their own; devices cannot be placed
     topo = Topology.model_construct(**shape)
     base = (info.context or {}).get("base", Path("."))
     devices: dict[str, Device] = {}
-    addrs: dict[tuple[str, int], str] = {}
+    addrs: dict[tuple[tuple[str, int], int], str] = {}
     errors: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         try:
@@ -145,33 +171,23 @@ def _devices(raw: Any, info: ValidationInfo) -> dict[str, Device]:
 
 
 def _device_errors(e: DeviceEntry, topo: Topology, devices: dict[str, Device],
-                   addrs: dict[tuple[str, int], str]) -> list[tuple[str, str]]:
+                   addrs: dict[tuple[tuple[str, int], int], str]) -> list[tuple[str, str]]:
     try:
         topo.device(e.name)
     except ValueError as exc:
         return [("name", str(exc))]
     if e.name in devices:
         return [("name", f"{e.name!r} is listed twice")]
-    host, _, port = e.grpc.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return [("grpc", f"expected host:port, got {short(e.grpc)}")]
-    key = (_host_key(host), int(port)), e.device_id
+    try:
+        where = grpc_address.parse(e.grpc)
+    except ValueError as exc:
+        return [("grpc", str(exc))]
+    key = where.key, e.device_id
     if key in addrs:  # one server, one device id: the second would take the first's tables
         return [("grpc", f"{e.grpc} device {e.device_id} is already used by {addrs[key]} "
                          f"({e.name} and {addrs[key]} would be the same device)")]
     addrs[key] = e.name
     return []
-
-
-def _host_key(host: str) -> str:
-    """A host as the kernel sees it: localhost and 127.0.0.1 are one."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host
 
 
 def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, int]:
@@ -199,13 +215,13 @@ def _port_map(raw: Any, path: str, topo: Topology, dev: DeviceId) -> dict[int, i
 
 
 class Topology(Model):
-    name: str = "unnamed"
-    planes: Int(1, MAX_PLANES)
-    t0_per_plane: Int(1, MAX_INDEX)
-    t1_per_plane: Int(1, MAX_INDEX)
-    hosts_per_t0: Int(1, MAX_INDEX)
-    usid_block: _net(32) = "fcbb:bb00::/32"
-    nic_prefix: _net(64) = "fd00:0:0:1::/64"
+    name: Name = "unnamed"
+    planes: Annotated[int, Int(1, MAX_PLANES)]
+    t0_per_plane: Annotated[int, Int(1, MAX_INDEX)]
+    t1_per_plane: Annotated[int, Int(1, MAX_INDEX)]
+    hosts_per_t0: Annotated[int, Int(1, MAX_INDEX)]
+    usid_block: Annotated[ipaddress.IPv6Network, _Prefix(32)] = ipaddress.IPv6Network("fcbb:bb00::/32")
+    nic_prefix: Annotated[ipaddress.IPv6Network, _Prefix(64)] = ipaddress.IPv6Network("fd00:0:0:1::/64")
     congestion: Congestion = Congestion()
     dscp: Annotated[dict[str, int], BeforeValidator(_dscp, json_schema_input_type=Dscp)] = Dscp().model_dump()
     devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}

@@ -12,120 +12,196 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
+from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
-from fabric_sim.report import outdir, plots, sweep_out
-from fabric_sim.runner import footprint, outcome, parallel
+from fabric_sim.report import outdir, plots, sweep_live, sweep_out
+from fabric_sim.runner import footprint, outcome, parallel, run_cache
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.workload import Message
 
 DEFAULT = SCENARIOS / "flagship.yaml"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the runs stop, what finished is kept."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    """mrc-sim; an input it cannot take is one line and exit 2, never a traceback."""
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    here = threading.current_thread() is threading.main_thread()  # signals are the main thread's alone
+    old = signal.signal(signal.SIGTERM, terminate) if here else None
+    try:
+        return _main(argv)
+    except Terminated:
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a last resort: every bad input should have been refused by name before this
+        print(f"error: {printable(f'{type(exc).__name__}: {exc}')} (a bug of mrc-sim: please report it)",
+              file=sys.stderr)
+        return 1
+    finally:
+        if here:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT, help="scenario file (default: %(default)s)")
-    ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>)")
+    ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>; not the current "
+                                             "folder, not the run cache)")
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--no-plots", action="store_true", help="write results.json and the CSV files, no PNG figures")
     ap.add_argument("--bmv2", action="store_true", help="also run every transport on the BMv2 fabric and compare "
                     "who got through (needs simple_switch_grpc and root; small topologies)")
     parallel.add_arguments(ap)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _main(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
     try:
         sc = scenario.load(args.scenario)
         opts = parallel.options(args)
+        variants = scenario.variants(sc)  # every variant checked before any runs
     except scenario.ScenarioError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.bmv2 and sc.meta.get("sweep"):
-        print(f"error: --bmv2: {args.scenario} is a sweep; BMv2 runs one scenario", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 2
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
-    unknown = set(args.transport) - {t.name for t in sc.transports}
-    if unknown:
-        print(f"error: --transport: {', '.join(sorted(unknown))} not in {args.scenario} "
-              f"(it has {', '.join(t.name for t in sc.transports)})", file=sys.stderr)
-        return 2
+    tasks = sweep_out.tasks(variants, args.transport)
     out = args.out or RESULTS / sc.name
-    problem = outdir.unwritable(out)  # refused before the run, not after it
-    problem = f"--out: {problem}" if problem else (_bmv2_refusal(sc) if args.bmv2 else None)
+    problem = _refusal(args, sc, variants, tasks, out)
     if problem:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"error: {printable(problem, 400)}", file=sys.stderr)
         return 2
     topo = sc.topology
-    print(f"scenario {sc.name} ({args.scenario}): {topo.nics} NICs, {topo.switches} switches "
+    print(f"scenario {sc.name} ({printable(str(args.scenario))}): {topo.nics} NICs, {topo.switches} switches "
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
           f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
-    variants = scenario.variants(sc)
-    tasks = sweep_out.tasks(variants, args.transport)
-    try:  # a fabric too big for this machine: refused before anything is built
-        for t in chosen:
-            footprint.check(sc, t)
+    if sc.meta.get("sweep"):
+        return _sweep(args, variants, tasks, opts, out)
+    return _single(args, sc, tasks, opts, out)
+
+
+def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tuple[dict[str, Any], scenario.Scenario]],
+             tasks: list[parallel.Task], out: Path) -> str | None:
+    """Why the command cannot run as asked, before anything runs (None: it can)."""
+    if args.bmv2 and sc.meta.get("sweep"):
+        return f"--bmv2: {args.scenario} is a sweep; BMv2 runs one scenario"
+    have = [t.name for t in sc.transports]
+    unknown = set(args.transport) - set(have)
+    if unknown:
+        return f"--transport: {', '.join(sorted(unknown))} not in {args.scenario} (it has {', '.join(have)})"
+    if not tasks:  # a sweep may rename its transports
+        names = dict.fromkeys(t.name for _, v in variants for t in v.transports)
+        return (f"--transport: no variant has {', '.join(args.transport)} (asked: {', '.join(args.transport)}; "
+                f"the variants have: {', '.join(names)})")
+    problem = outdir.refusal(out, run_cache.DEFAULT_DIR) or outdir.unwritable(out)  # before the run, not after it
+    if problem:
+        return f"--out: {problem}"
+    if args.bmv2:
+        return _bmv2_refusal(sc)
+    try:  # a fabric or workload too big for this machine: refused before anything is built
+        for t in {id(t.transport): t for t in tasks}.values():
+            footprint.check(t.scenario, t.transport)
     except scenario.ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return str(exc)
+    return None
+
+
+def _run(tasks: list[parallel.Task], opts: parallel.Options, done: Any, failed: dict[str, str]) -> int | None:
+    """run_all, with each run's crash kept in `failed`; an exit status if nothing could start."""
+    try:
+        parallel.run_all(tasks, opts, done)
+    except parallel.RunFailed as exc:  # one run's crash costs nobody else's results
+        labels = {t.label for t in tasks}
+        if len(exc.failures) == 1 and exc.failures[0][0] not in labels:
+            print(f"error: {printable(str(exc), 400)}", file=sys.stderr)  # a Ray cluster that does not answer
+            return 1
+        for name, why in exc.failures:
+            failed[name] = printable(why.splitlines()[0] if why else "", 400)
+            print(f"error: {name} failed: {failed[name]}", file=sys.stderr, flush=True)
+    return None
+
+
+def _finished_line(label: str, r: RunResult) -> str:
+    return (f"  {label}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
+            f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
+            f"packet-hops/s")
+
+
+def _sweep(args: argparse.Namespace, variants: list[tuple[dict[str, Any], scenario.Scenario]],
+           tasks: list[parallel.Task], opts: parallel.Options, out: Path) -> int:
+    """Every variant, each written as it finishes; exit 1 naming each variant and transport that failed."""
+    writer = sweep_live.Writer(variants, tasks, out, figures=not args.no_plots)  # summary.csv at each variant
+    finished: dict[int, RunResult] = {}
+    failed: dict[str, str] = {}
+
+    def done(i: int, r: RunResult) -> None:
+        finished[i] = r
+        writer.add(i, r)
+        print(_finished_line(tasks[i].label, r), flush=True)
+
+    try:
+        status = _run(tasks, opts, done, failed)
+    except KeyboardInterrupt:
+        print(f"interrupted: {len(writer.rows)} of {len(writer.wanted)} variants written to {out} "
+              f"(summary.csv); {writer.missing} missing", file=sys.stderr, flush=True)
+        raise
+    if status is not None:
+        return status
+    results = [(tasks[i], finished[i]) for i in sorted(finished)]
+    if results:
+        print("\n" + sweep_out.table(sweep_out.group(variants, results)))
+    print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), summary.csv"
+          + (f" ({writer.missing} variants missing)" if writer.missing else ""))
+    bad = [f"{label}: did not finish ({why})" for label, why in failed.items()]
+    bad += [f"{t.label}{line.removeprefix(r.transport.name)}" for t, r in results for line in outcome.failures([r], {})]
+    for line in bad:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[parallel.Task], opts: parallel.Options,
+            out: Path) -> int:
+    """One scenario's transports, results.json rewritten as each finishes."""
     finished: dict[int, RunResult] = {}
     failed: dict[str, str] = {}  # run -> why it did not finish
 
     def done(i: int, r: RunResult) -> None:
-        finished[i] = r
-        if not sc.meta.get("sweep"):  # written as soon as it finishes: a later failure loses nothing
-            report.write([finished[j] for j in sorted(finished)], out, failed)
-        print(f"  {tasks[i].label}: {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} messages in "
-              f"{r.end_us:,.0f} µs simulated, {r.wall_s:.1f} s wall, {r.packet_hops / max(r.wall_s, 1e-9):,.0f} "
-              f"packet-hops/s", flush=True)
+        finished[i] = r  # written as soon as it finishes: a later failure loses nothing
+        report.write([finished[j] for j in sorted(finished)], out, failed)
+        print(_finished_line(tasks[i].label, r), flush=True)
 
-    try:
-        parallel.run_all(tasks, opts, done)
-    except parallel.RunFailed as exc:  # one run's crash costs nobody else's results
-        if not finished and len(exc.failures) == 1 and not tasks[0].label.startswith(exc.failures[0][0]):
-            print(f"error: {exc}", file=sys.stderr)  # nothing could start (a Ray cluster that does not answer)
-            return 1
-        for name, why in exc.failures:
-            failed[name] = why.splitlines()[0]
-            print(f"error: {name} failed: {failed[name]}", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        return 130  # what finished is cached (run_all said so)
+    status = _run(tasks, opts, done, failed)
+    if status is not None:
+        return status
     results = [finished[j] for j in sorted(finished)]
-    if sc.meta.get("sweep") and results:
-        by_variant = sweep_out.group(variants, list(zip(tasks, results, strict=True)))
-        print("\n" + sweep_out.table(by_variant))
-        summary = sweep_out.write(by_variant, out, figures=not args.no_plots)
-        print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), {summary.name}")
-        return 0
     if args.bmv2:
-        from fabric_sim.runner import on_bmv2  # needs the BMv2 harness
-
-        logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
-
-        reason = on_bmv2.unsupported(sc)
-        if reason:
-            print(f"error: --bmv2: {reason}", file=sys.stderr)
-            return 2
-        for model in list(results):
-            t = model.transport
-            print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
-            r = on_bmv2.run_bmv2(sc, t)
-            r.transport = t.model_copy(update={"name": f"{t.name}@bmv2"})
-            results.append(r)
-            same = _delivered(model.messages) == _delivered(r.messages)
-            print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
-                  f"{r.wall_s:.1f} s wall; {'the same messages as' if same else 'NOT the same messages as'} the models",
-                  flush=True)
+        _on_bmv2(sc, results)
     if not results:
-        print(f"error: no transport finished: {'; '.join(f'{k}: {v}' for k, v in failed.items())}", file=sys.stderr)
+        asked = ", ".join(args.transport) or "every transport"
+        print(f"error: no transport finished (asked: {asked}; {args.scenario} has: "
+              f"{', '.join(t.name for t in sc.transports)}): {'; '.join(f'{k}: {v}' for k, v in failed.items())}",
+              file=sys.stderr)
         return 1
     print()
     print(report.table(results))
@@ -142,6 +218,24 @@ def main(argv: list[str] | None = None) -> int:
     for line in bad:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if bad else 0
+
+
+def _on_bmv2(sc: scenario.Scenario, results: list[RunResult]) -> None:
+    """Each transport again on the BMv2 fabric, appended to `results`."""
+    from fabric_sim.runner import on_bmv2  # needs the BMv2 harness
+
+    logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning
+    topo = sc.topology
+    for model in list(results):
+        t = model.transport
+        print(f"  {t.name}: starting the BMv2 fabric ({topo.switches} switches, NICs with QPs) ...", flush=True)
+        r = on_bmv2.run_bmv2(sc, t)
+        r.transport = t.model_copy(update={"name": f"{t.name}@bmv2"})
+        results.append(r)
+        same = _delivered(model.messages) == _delivered(r.messages)
+        print(f"  {t.name}: BMv2 delivered {sum(m.done_at >= 0 for m in r.messages)}/{len(r.messages)} in "
+              f"{r.wall_s:.1f} s wall; {'the same messages as' if same else 'NOT the same messages as'} the models",
+              flush=True)
 
 
 def _bmv2_refusal(sc: scenario.Scenario) -> str | None:

@@ -21,12 +21,27 @@ from pathlib import Path
 from control_plane.pipelines import RESULTS
 from fabric_sim.report import outdir, strict, sweep_out
 from fabric_sim.runner import parallel
+from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
 from mrc_paper import gallery
 from mrc_paper.experiments import Experiment, Finding, Runs, fill, tasks
 from mrc_paper.figures import FIGURES
 from mrc_paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
+
+
+def _planned(chosen: list[Experiment]) -> dict[str, tuple[Runs, list[tuple[tuple, Task]]]] | None:
+    """Every chosen experiment's runs, every scenario checked before
+    anything runs; None, with the errors printed, if one has any."""
+    plan: dict[str, tuple[Runs, list[tuple[tuple, Task]]]] = {}
+    for exp in chosen:
+        try:
+            plan[exp.key] = tasks(exp)
+        except ScenarioError as exc:
+            for line in exc.lines():
+                print(f"error: {exp.key}: {line}", file=sys.stderr)
+            return None
+    return plan
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,19 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    plan = {}
-    for exp in chosen:  # every scenario checked before anything runs
-        try:
-            plan[exp.key] = tasks(exp)
-        except ScenarioError as exc:
-            for line in exc.lines():
-                print(f"error: {exp.key}: {line}", file=sys.stderr)
-            return 2
+    plan = _planned(chosen)
+    if plan is None:
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     flat = [(e, i) for e in chosen for i in range(len(plan[e.key][1]))]  # every run of every experiment, in order
     got: dict[str, dict[int, RunResult]] = {e.key: {} for e in chosen}
-    runs, findings = {}, {}
+    runs: dict[str, Runs] = {}
+    findings: dict[str, Finding] = {}
 
     def arrived(n: int, r: RunResult) -> None:
         exp, i = flat[n]

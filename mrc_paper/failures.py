@@ -6,6 +6,7 @@ after each event to the paper's "brief"."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from mrc_paper import metrics as M
@@ -143,6 +144,10 @@ def _brief(r) -> float:
     return max(BRIEF_S * (M.us_per_paper_s(r.scenario) or 0.0), r.timeline.t[0])
 
 
+def _on_planes(planes: set[int], ev: int) -> bool:
+    return ev_plane(ev) in planes
+
+
 def _dead_share(r) -> float:
     """The largest share of a traced QP's packets sent onto a plane down, over the settled faulty phases."""
     worst = 0.0
@@ -151,7 +156,7 @@ def _dead_share(r) -> float:
         if not down:
             continue
         for flow in r.timeline.ev_tx:
-            s = M.share_on(r, flow, lambda ev, down=down: ev_plane(ev) in down, p.start + M.settle_us(r), p.end)
+            s = M.share_on(r, flow, functools.partial(_on_planes, down), p.start + M.settle_us(r), p.end)
             worst = max(worst, 0.0 if math.isnan(s) else s)
     return worst
 

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from fabric_sim.report import busy
+from fabric_sim.runner.run import RunResult
 from mrc_paper import metrics as M
 from mrc_paper.experiments import Runs
 from mrc_paper.paths import lossy_evs
@@ -61,7 +62,7 @@ def _events(ax, r, marks: tuple[tuple[float, str], ...] = ()) -> None:
                         ha="right", va="bottom")
 
 
-def throughput(ax, series: list[tuple[str, object]], title: str, bidirectional: bool = True) -> None:
+def throughput(ax, series: list[tuple[str, RunResult]], title: str, bidirectional: bool = True) -> None:
     r0 = series[0][1]
     for name, r in series:
         n = _until(r, r.timeline.t)

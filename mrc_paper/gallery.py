@@ -7,6 +7,7 @@ why."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,7 +140,7 @@ def _anchor(title: str) -> str:
 
 
 def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
-          figures: dict[str, tuple[tuple[str, ...], object]], wall: float, claims: dict[str, Claim]) -> Path:
+          figures: Mapping[str, tuple[tuple[str, ...], object]], wall: float, claims: dict[str, Claim]) -> Path:
     res = results(claims, findings)
     deliveries = [ok for f in findings.values() for _, ok in f.delivery]
     parts = [HEAD.format(when=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), wall=wall,

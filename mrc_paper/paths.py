@@ -48,8 +48,8 @@ def lossy_evs(r, flow: str, plane: int, t_loss: float) -> tuple[int, int]:
     before = {ev: sum(n for t, n in zip(r.timeline.t, s, strict=True) if t <= t_loss) for ev, s in per_ev.items()}
     after = {ev: sum(n for t, n in zip(r.timeline.t, s, strict=True) if t - width >= t_loss)
              for ev, s in per_ev.items()}
-    a = max((ev for ev in per_ev if ev_plane(ev) == plane), key=before.get)
-    b = max((ev for ev in per_ev if ev_plane(ev) == plane and ev != a), key=after.get, default=a)
+    a = max((ev for ev in per_ev if ev_plane(ev) == plane), key=lambda ev: before[ev])
+    b = max((ev for ev in per_ev if ev_plane(ev) == plane and ev != a), key=lambda ev: after[ev], default=a)
     return a, b
 
 

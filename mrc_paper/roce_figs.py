@@ -77,7 +77,7 @@ CLAIMS = [
           "goodput, of line rate", f"at least {VICTIM_SHARE}", "no PFC (lossy fabric, trimming, MRC's window)",
           indistinct="the claim is about PFC's absence: the congestion is at the last hop, which marks no ECN and "
                      "whose trims change no EV state, so EV state, single path, ECN echo and retirement off all "
-                     "leave it (EV state off: the `oblivious` run beside it; a single path: issue 21's run)"),
+                     "leave it (EV state off: the `oblivious` run beside it; a single path: the single-path run)"),
     Claim("fig18.mrc_fair", "fig18", "Fig. 18c", "MRC almost perfectly shares the bottleneck link among the incast "
           "flows", "Jain's index of the 7 incast flows' mean goodputs", f"at least {FAIRNESS}",
           "MRC's window reacting to trims", indistinct="the shared bottleneck is the last hop: trims (NACKs) drive "
@@ -182,15 +182,15 @@ def fig16(runs: Runs) -> Finding:
         f.hold("fig16.mrc_01", ", ".join(f"{x:.2f}" for x in k), min(k) >= LITTLE, "0.1% loss costs MRC more")
     top = _have(t, (MRC,), 0.01)
     if top:
-        k = _kept(t, MRC, 0.01, max(top))
-        f.hold("fig16.mrc_1", f"{k:.2f} at {_mib(max(top))}", THIRD[0] <= k <= THIRD[1],
-               "1% loss costs MRC less than the paper saw" if k > THIRD[1] else "1% loss costs MRC more")
+        kept = _kept(t, MRC, 0.01, max(top))
+        f.hold("fig16.mrc_1", f"{kept:.2f} at {_mib(max(top))}", THIRD[0] <= kept <= THIRD[1],
+               "1% loss costs MRC less than the paper saw" if kept > THIRD[1] else "1% loss costs MRC more")
     else:
         f.untested("fig16.mrc_1", "no run at 1% loss")
     sizes1 = _have(t, ROCE, 0.01)
     if sizes1:
-        k = max(_kept(t, n, 0.01, s) for n in ROCE for s in sizes1)
-        f.hold("fig16.roce_1", f"at most {k:.2f}", k <= UNUSABLE, "RoCE keeps more at 1% loss than 'unusable'")
+        most = max(_kept(t, n, 0.01, s) for n in ROCE for s in sizes1)
+        f.hold("fig16.roce_1", f"at most {most:.2f}", most <= UNUSABLE, "RoCE keeps more at 1% loss than 'unusable'")
     else:
         f.untested("fig16.roce_1", "no RoCE run at 1% loss")
     f.notes.append("Scaled to 4 ranks (two racks of two, every ring hop across the spines) so the paper's "
@@ -336,11 +336,11 @@ def fig18(runs: Runs) -> Finding:
                        "the spine downlinks the incast QPs use into the target's rack; the target's T0 pauses those "
                        "links and the victim's packets wait behind the incast's (head-of-line blocking), and the "
                        "pauses spread up to the senders' and the victim's NICs as buffers fill.")
-    spared = [n for n, v in roce.items() if v["victim"] >= VICTIM_SHARE and v.get("unpaused_into_target")]
-    for n in spared:
-        f.notes.append(f"{n}: the victim keeps line rate: ECMP hashed its one QP onto a spine whose downlink into the "
-                       f"target's rack carries no incast QP and was never paused "
-                       f"({', '.join(roce[n]['unpaused_into_target'])}); the paper's victim shared one.")
+    spared = [name for name, v in roce.items() if v["victim"] >= VICTIM_SHARE and v.get("unpaused_into_target")]
+    for name in spared:
+        f.notes.append(f"{name}: the victim keeps line rate: ECMP hashed its one QP onto a spine whose downlink into "
+                       f"the target's rack carries no incast QP and was never paused "
+                       f"({', '.join(roce[name]['unpaused_into_target'])}); the paper's victim shared one.")
     if "oblivious" in n and "mrc" in n:
         f.notes.append(f"Ablation: with EV state off the incast runs with Jain {n['oblivious']['jain']:.3f} against "
                        f"{n['mrc']['jain']:.3f} and the victim at {n['oblivious']['victim']:.2f}: the congestion is "

@@ -14,12 +14,13 @@ with the reason.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from control_plane import tls
+from control_plane import grpc_address, tls
 from ptf_tests.lib import nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS
 from testbed import toolchain
@@ -32,7 +33,8 @@ REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("remote", "the packet suites against a running P4Runtime device (docs/ptf.md)")
-    g.addoption("--p4rt-addr", metavar="HOST:PORT", help="run the switch or NIC suite on this running device")
+    g.addoption("--p4rt-addr", metavar="HOST:PORT", type=_address,
+                help="run the switch or NIC suite on this running device")
     g.addoption("--p4rt-device-id", type=int, default=1, metavar="N", help="its P4Runtime device id (default 1)")
     g.addoption("--p4rt-program", choices=["switch", "nic"], default="switch",
                 help="the program the device runs: which suite runs (default switch)")
@@ -48,6 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                       ("cert", "this client's certificate (mutual TLS)"), ("key", "this client's private key"),
                       ("server-name", "name to check the device's certificate against")):
         g.addoption(f"--p4rt-{key}", metavar="NAME" if key == "server-name" else "FILE", help=what)
+
+
+def _address(text: str) -> str:
+    """--p4rt-addr checked as parsed (control_plane/grpc_address.py), kept as written."""
+    try:
+        grpc_address.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def pytest_configure(config: pytest.Config) -> None:

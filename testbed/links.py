@@ -9,6 +9,7 @@ import select
 import socket
 import threading
 from collections import Counter
+from collections.abc import Callable, Mapping
 
 PACKET_OUTGOING = 4
 
@@ -90,7 +91,7 @@ class Link(threading.Thread):
         self.join(2)
 
 
-def host_poller(host: dict[int, socket.socket], receivers: dict[int, object]):
+def host_poller(host: dict[int, socket.socket], receivers: Mapping[int, object]) -> Callable[[float], None]:
     """A poll(timeout) for RealClock: hand what each host socket receives,
     without its Ethernet header, to receivers[nic].receive."""
 

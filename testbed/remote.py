@@ -25,6 +25,7 @@ from control_plane import installer
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
+from control_plane.config import MAX_FILE_BYTES, ConfigError, read_regular
 from control_plane.counters import EGRESS_CONGESTION_DROPS
 from control_plane.pipelines import artifacts
 from control_plane.session import Session
@@ -77,8 +78,13 @@ def parse_interface(value: str) -> tuple[int, str]:
 def load_port_map(path: Path) -> dict[int, tuple[int, str]]:
     """A fabric-tna style port map: [{"ptf_port", "p4_port", "iface_name"}]."""
     try:
-        rows = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = read_regular(Path(path), MAX_FILE_BYTES, f"--port-map {path}")  # a FIFO is refused, not waited on
+        if len(raw) > MAX_FILE_BYTES:
+            raise RemoteConfigError(f"--port-map {path}: larger than {MAX_FILE_BYTES >> 20} MiB: not a port map")
+        rows = json.loads(raw)
+    except ConfigError as exc:
+        raise RemoteConfigError(exc.lines()[0]) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RemoteConfigError(f"--port-map {path}: {exc}") from None
     if not isinstance(rows, list):
         raise RemoteConfigError(f"--port-map {path}: expected a JSON list of port entries")

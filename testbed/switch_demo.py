@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         reason = f"{blob} missing"
     if reason is None:
         print(f"starting {state.name} on BMv2 simple_switch_grpc, ports {ports}")
-        target: SwitchBmv2Target | SwitchModelTarget = SwitchBmv2Target(state, ports)
-        diff = target.session.verify([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
+        bmv2 = SwitchBmv2Target(state, ports)
+        target: SwitchBmv2Target | SwitchModelTarget = bmv2
+        diff = bmv2.session.verify([P.to_p4(e) for e in state.entries()], P.SWITCH_TABLES, P.SWITCH_DEFAULTS)
         readback = "OK" if not diff else diff.summary()
         print(f"installed {len(state.entries())} entries over P4Runtime; read back: {readback}")
     else:

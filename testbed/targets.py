@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -152,6 +152,12 @@ class SwitchCounters:
     session: Session
     state: S.SwitchState
     tables_dirty: bool = False
+    # The target's, declared here (annotations only: the target's own come first at run time).
+    dev_port: Callable[[int], int]
+    counter: Callable[[str, int], int]
+    desired: list[fy.P4TableEntry]
+    tables: Sequence[str]
+    defaults: Sequence[str]
 
     def set_congestion(self, cfg: S.CongestionConfig) -> None:
         self.session.write([~P.to_p4(cfg)])
@@ -218,6 +224,8 @@ class NicCounters:
     a P4RuntimeTarget)."""
 
     session: Session
+    state: N.NicState
+    counter: Callable[[str, int], int]  # the target's (an annotation only)
 
     def drop_count(self, reason: str) -> int:
         return self.counter(NIC_DROP_COUNTER, enum_members(self.session.switch.p4info, NIC_DROP_ENUM)[reason])

@@ -1,4 +1,4 @@
-"""The endpoint as MRC specifies it (issue 10, item 2), on the path fabric:
+"""The endpoint as MRC specifies it, on the path fabric:
 24-bit PSNs, loss found from SACKs before any timeout, timeouts backing
 off to a reported error, reverse EVs, NIC port state, the EV floor."""
 

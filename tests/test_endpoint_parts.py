@@ -1,4 +1,4 @@
-"""The endpoint's parts are objects of their own (issue 20, item 2): loss
+"""The endpoint's parts are objects of their own: loss
 recovery and path state run with nothing but what they are built with (a
 clock, counters, settings and callbacks), and the message cut that both
 transports share gives exact packets."""

@@ -1,5 +1,5 @@
 """NIC plans that do not fit the P4 program's sizes are refused with the
-reason (issue 12): the qp_rotation register and qp_ev table hold 4,096 QPs,
+reason: the qp_rotation register and qp_ev table hold 4,096 QPs,
 the slot_ev table 65,536 slots."""
 
 import pytest

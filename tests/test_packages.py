@@ -1,10 +1,11 @@
-"""Package boundaries (issue 12, item 4): each package imports only the
+"""Package boundaries: each package imports only the
 layers below it, so nothing imports in a cycle, and pytest is not a
 runtime dependency."""
 
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -89,6 +90,49 @@ def test_each_fabric_sim_job_imports_only_the_jobs_below_it():
         if extra:
             bad.append(f"{f.relative_to(REPO)} imports fabric_sim.{', fabric_sim.'.join(sorted(extra))}")
     assert not bad, "\n".join(bad)
+
+
+def _architecture_rows() -> dict[Path, set[str]]:
+    """docs/architecture.md's tables: package folder -> the modules (`name.py`) its row names."""
+    rows = {}
+    for line in (REPO / "docs" / "architecture.md").read_text().splitlines():
+        m = re.match(r"\| `([a-z_]+)/` \|", line)
+        if m:
+            sub = REPO / "fabric_sim" / m.group(1)
+            rows[sub if m.group(1) not in ALLOWED and sub.is_dir() else REPO / m.group(1)] = \
+                set(re.findall(r"`([a-z0-9_]+\.py)`", line))
+    return rows
+
+
+# Modules whose place is pinned by name: the checks of hostile input each have one home.
+PLACED = {
+    "control_plane/config.py",  # read_regular (every CLI read), keys once, integers cut, printable names
+    "control_plane/grpc_address.py",  # P4Runtime addresses, parsed once
+    "fabric_sim/runner/footprint.py",  # memory before a run, the workload's messages counted
+    "fabric_sim/report/outdir.py",  # --out checked before a run
+    "fabric_sim/report/sweep_live.py",  # a sweep's results written as each variant finishes
+}
+
+
+def test_each_module_is_in_the_row_of_its_package():
+    """A module docs/architecture.md names is in the package its row is
+    for, and every module of fabric_sim's sub-packages is named in its row."""
+    rows, bad = _architecture_rows(), []
+    for folder, named in rows.items():
+        files = {f.name for f in folder.glob("*.py")}
+        bad += [f"docs/architecture.md names {folder.relative_to(REPO)}/{n}: no such module" for n in named - files]
+        if folder.parent == REPO / "fabric_sim":
+            bad += [f"{folder.relative_to(REPO)}/{n} is not named in its row of docs/architecture.md"
+                    for n in sorted(files - named - {"__init__.py"})]
+    for place in sorted(PLACED):
+        folder, name = (REPO / place).parent, (REPO / place).name
+        if name not in rows.get(folder, set()):
+            bad.append(f"{place}: not named in the row of {folder.relative_to(REPO)}/ in docs/architecture.md")
+        if not (REPO / place).is_file():
+            bad.append(f"{place}: missing")
+    assert not bad, "\n".join(bad)
+    subs = {REPO / "fabric_sim" / job for job in FABRIC_SIM if (REPO / "fabric_sim" / job).is_dir()}
+    assert set(rows) == {REPO / pkg for pkg in ALLOWED if pkg != "bench"} | subs, "a package without its row"
 
 
 def test_pytest_is_a_test_extra_not_a_runtime_dependency():

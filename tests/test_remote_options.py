@@ -2,6 +2,7 @@
 form, fabric-tna's port map, and errors that name the option and value."""
 
 import json
+import os
 
 import pytest
 
@@ -35,3 +36,12 @@ def test_every_port_a_suite_sends_on_needs_an_interface():
     assert dev.device_ports([0, 1], "switch") == {0: 128, 1: 136}
     with pytest.raises(RemoteConfigError, match=r"ports \[2, 3\] have no interface"):
         dev.device_ports([0, 1, 2, 3], "switch")
+
+
+def test_a_port_map_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    from tests.config.test_hostile_files import within
+
+    f = tmp_path / "map.json"
+    os.mkfifo(f)
+    with within(10), pytest.raises(RemoteConfigError, match=r"^--port-map .*: not a regular file \(a FIFO\)"):
+        load_port_map(f)

@@ -1,4 +1,4 @@
-"""TLS settings without a device (issue 15): the loader's errors name the
+"""TLS settings without a device: the loader's errors name the
 field and the path, the plaintext warning, mrcctl's flags, and how a
 refusal is explained from the controller's own files. The BMv2 proof is
 ptf_tests/controller/test_tls.py."""
@@ -67,7 +67,7 @@ def test_bad_files_are_errors_naming_the_field_and_the_path(pki, tmp_path):
     d = pki["dir"].resolve()
     cases = [
         ({"ca_cert": "nope.pem"}, f"devices[0].tls.ca_cert: file not found: {tmp_path.resolve() / 'nope.pem'}"),
-        ({"ca_cert": str(d)}, f"devices[0].tls.ca_cert: not a file: {d}"),
+        ({"ca_cert": str(d)}, f"devices[0].tls.ca_cert: not a regular file (a folder): {d}"),
         ({"ca_cert": str(d / "client.key")}, f"devices[0].tls.ca_cert: not a PEM certificate: {d / 'client.key'}"),
         ({"ca_cert": str(d / "lab-ca.crt"), "cert": str(d / "client.key"), "key": str(d / "client.key")},
          f"devices[0].tls.cert: not a PEM certificate: {d / 'client.key'}"),

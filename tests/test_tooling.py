@@ -21,7 +21,8 @@ def test_the_contract_modules_are_strict():
 
 def test_no_contract_module_has_silenced_codes():
     silenced = [m for o in MYPY["overrides"] if "disable_error_code" in o or "ignore_errors" in o for m in o["module"]]
-    assert "fabric_sim.runner.on_bmv2" in silenced  # the baseline is where this test looks
+    assert silenced, "the baseline is empty: remove this test's look at it"
+    assert [m for m in silenced if m.split(".")[0] == "fabric_sim"] == []  # the simulator is out of it
     # The endpoint's parts were mixins using state only the Endpoint declared (attr-defined silenced);
     # composed, they are strict like the rest of nic_model (tests/test_endpoint_parts.py pins the bases).
     assert [m for m in silenced if any(fnmatch(m, p) or m == p.removesuffix(".*") for p in STRICT_MODULES)] == []

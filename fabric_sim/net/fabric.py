@@ -114,6 +114,10 @@ class NicNode(Receiver):
                     return
             eg.send(o.frame, o.high_priority, o.pad)
 
+    def drop_on_ev(self, peer_qpn: int, ev: int, rate: float) -> None:
+        """Drop this share of what this NIC sends to QP `peer_qpn` on EV `ev`."""
+        self.ev_loss[(peer_qpn, ev)] = rate
+
     def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
         """The endpoint's EV decisions written into the NIC's slot table."""
         base = self.slot_base[qpn]
@@ -137,8 +141,7 @@ class Fabric:
         self.switches: dict[DeviceId, SwitchNode] = {}
         self.nics: list[NicNode] = []
         # frozenset of the two device ids -> (egress a->b, egress b->a)
-        self.links: dict[frozenset[DeviceId], tuple[Egress, Egress]] = {}
-        self.qp_links: dict = {}  # (a, b) -> the pair's QpLinks (fabric_sim.transport), set by the run
+        self.cables: dict[frozenset[DeviceId], tuple[Egress, Egress]] = {}
         self._build()
 
     # ---- construction -----------------------------------------------------
@@ -174,7 +177,7 @@ class Fabric:
             node.attach(port, eg)
             return eg
 
-        self.links[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))
+        self.cables[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))
 
     def install_nic(self, n: int, qps: list[nic_plan.QpSpec]) -> None:
         """Plan NIC n with its QPs (control_plane.nic_plan) and install it."""
@@ -184,11 +187,42 @@ class Fabric:
         base = {q.qpn: q.base for q in state.qps}  # keyed by the peer's QP number
         node.slot_base = {p.qpn: base[p.peer_qpn] for p in state.peers}
 
-    # ---- what faults and reports use ---------------------------------------
+    # ---- what events (fabric_sim.scenario.events) and reports use -----------
+    def cable_ends(self) -> list[frozenset[DeviceId]]:
+        return list(self.cables)
+
+    def set_cable(self, a: DeviceId, b: DeviceId, up: bool) -> None:
+        """Cut or mend the cable between a and b. A NIC learns at once that
+        its own port went down (the link drops) and tells its endpoint; what
+        happens past a NIC port only the transport can find out."""
+        for e in self.cables[frozenset((a, b))]:
+            e.set_up(up)
+        for d, other in ((a, b), (b, a)):
+            if d.kind == "nic":
+                ep = self.nics[d.index].endpoint
+                if ep is not None:
+                    (ep.port_up if up else ep.port_down)(other.plane)
+
+    def set_link_loss(self, a: str, b: str, rate: float) -> None:
+        for e in self.link(a, b):
+            e.set_loss(rate)
+
+    def set_link_rate(self, a: str, b: str, gbps: float) -> None:
+        for e in self.link(a, b):
+            e.set_rate(gbps)
+
+    def set_link_latency(self, a: str, b: str, us: float) -> None:
+        for e in self.link(a, b):
+            e.set_latency(us)
+
+    def set_rx_loss(self, n: int, rate: float) -> None:
+        for e in self.into_nic(n):
+            e.set_loss(rate)
+
     def link(self, a: str, b: str) -> tuple[Egress, Egress]:
         """The two directions of the cable between devices `a` and `b`."""
         da, db = self.topo.device(a), self.topo.device(b)
-        pair = self.links.get(frozenset((da, db)))
+        pair = self.cables.get(frozenset((da, db)))
         if pair is None:
             raise ValueError(f"no cable between {a} and {b}")
         return pair
@@ -196,11 +230,11 @@ class Fabric:
     def into_nic(self, n: int) -> list[Egress]:
         """The T0-to-NIC direction of every cable of NIC n."""
         nic, row = ids.nic(n), n // self.topo.hosts_per_t0
-        return [e for p in range(self.topo.planes) for e in self.links[frozenset((nic, ids.t0(p, row)))]
+        return [e for p in range(self.topo.planes) for e in self.cables[frozenset((nic, ids.t0(p, row)))]
                 if e.owner != nic]
 
     def egresses(self) -> Iterator[Egress]:
-        for a, b in self.links.values():
+        for a, b in self.cables.values():
             yield a
             yield b
 
@@ -210,5 +244,5 @@ class Fabric:
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         """Whether both directions of every cable of one path are up."""
         return all(
-            e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.links[frozenset((a, b))]
+            e.up for a, b in self.topo.path_cables(src, dst, plane, spine) for e in self.cables[frozenset((a, b))]
         )

@@ -121,6 +121,14 @@ class Egress(PortDepth):
         self.drops: dict[str, int] = {}
         self.owner, self.port, self.plane, self.kind = owner, port, plane, kind
 
+    def set_loss(self, rate: float) -> None:
+        """Drop this share of what it sends (a fault)."""
+        self.loss = rate
+
+    def set_latency(self, us: float) -> None:
+        """Add this much to the propagation delay (a fault)."""
+        self.extra = us
+
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
         self.us_per_byte = 8.0 / (gbps * 1e3)

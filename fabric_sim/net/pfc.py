@@ -257,7 +257,7 @@ class PfcNet:
             if not isinstance(eg, PfcEgress):
                 raise TypeError(f"{eg.name}: PFC needs the fabric built with PfcEgress")
             eg.arrival = arrival
-        for a, b in fab.links.values():
+        for a, b in fab.cables.values():
             for up in (a, b):
                 peer = b if up is a else a  # the far end's egress: its owner is the device up feeds
                 if peer.owner.kind == "nic":

@@ -34,6 +34,11 @@ def _dscp(raw: bytes) -> int:
     return ((raw[0] & 0xF) << 2) | (raw[1] >> 6)
 
 
+def psn_of(raw: bytes) -> int:
+    """The PSN of a data packet the endpoint hands the NIC (its BTH's)."""
+    return int.from_bytes(raw[_BTH + 9:_BTH + 12], "big")
+
+
 class QpScheduler:
     """Between one NIC's endpoint and the NIC. `tx` hands a packet to the
     NIC; `egress` are the NIC's ports (fabric_sim.net.links.Egress)."""
@@ -41,12 +46,17 @@ class QpScheduler:
     def __init__(self, sim: Sim, tx: Callable[[bytes, int], None], egress: dict[int, Egress], depth: int,
                  control_dscp: int):
         self.sim, self.tx, self.egress, self.depth, self.control = sim, tx, egress, depth, control_dscp
-        self.endpoint: Endpoint | None = None  # set once the endpoint exists: its copies are stamped on release
+        self.endpoint: Endpoint | None = None  # the endpoint it serves (serve): told when it releases a copy
         self.queues: dict[int, deque[tuple[bytes, int]]] = {}  # peer QP number -> packets (and pads) waiting
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
         self.by_peer: dict[int, QueuePair] = {}
         self.held = 0  # packets that waited (for reports and tests)
+
+    def serve(self, endpoint: Endpoint) -> None:
+        """The endpoint whose packets this scheduler holds (built after it:
+        the endpoint's transmit is this scheduler's)."""
+        self.endpoint = endpoint
 
     def transmit(self, raw: bytes, pad: int = 0) -> None:
         """A packet from the endpoint: `raw`, then `pad` zero bytes not carried."""
@@ -107,9 +117,8 @@ class QpScheduler:
             self._drain()
 
     def _stamp(self, dqpn: int, raw: bytes, at: float) -> None:
-        """The endpoint's record of the copy: sent `at` (infinity while it
-        waits here, so the retransmission timer, tail probes and RACK leave
-        it alone; the time it reaches the wire's queue once it does)."""
+        """Tells the endpoint's QP the copy was sent `at` (infinity while it
+        waits here; the time it reaches the wire's queue once it does)."""
         ep = self.endpoint
         if ep is None:
             return
@@ -119,8 +128,4 @@ class QpScheduler:
             qp = self.by_peer.get(dqpn)
             if qp is None:
                 return
-        inf = qp.inflight.get(int.from_bytes(raw[_BTH + 9:_BTH + 12], "big"))
-        # A resend keeps its hand-over time while it waits: an ACK of an earlier copy on the same EV
-        # would otherwise take the record's infinite send time for its own.
-        if inf is not None and (at != math.inf or inf.retx == 0):
-            inf.sent_at = at
+        qp.released(psn_of(raw), at)

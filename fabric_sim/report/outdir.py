@@ -28,3 +28,15 @@ def unwritable(path: Path) -> str | None:
             except OSError:
                 break
     return None
+
+
+def refusal(path: Path, cache: Path) -> str | None:
+    """Why `path` must not take results whether or not it can: the current
+    folder (results would mix with whatever is there, `--out ''` names it)
+    or the run cache `cache` (results would sit among its entries)."""
+    where, here, cache = Path(path).resolve(), Path.cwd().resolve(), Path(cache).resolve()
+    if where == here:
+        return f"{path} is the current folder: results go in a folder of their own"
+    if where == cache or cache in where.parents:
+        return f"{path} is the run cache's folder ({cache}): results go in a folder of their own"
+    return None

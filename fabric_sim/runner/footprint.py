@@ -1,14 +1,17 @@
-"""How much memory a run's fabric will take, from its topology, before
-building it: a sum of measured costs per NIC, switch, cable and QP
+"""How much memory a run will take, from its topology and workload, before
+building either: a sum of measured costs per NIC, switch, cable and QP
 (bench/footprint.py measures them: peak RSS of the set-up at several
-shapes, least squares, checked against a larger fabric). A fabric that
-would not fit in the memory the machine has free is refused up front,
-not minutes into building it."""
+shapes, least squares, checked against a larger fabric) and per message
+of the workload, counted without building it (a collective in small
+chunks is hundreds of millions of messages; tests/sim/test_footprint.py
+holds the per-message costs to what a run measures). A run that would
+not fit in the memory the machine has free is refused up front, not
+minutes into building it."""
 
 from __future__ import annotations
 
 from control_plane.topology import Topology
-from fabric_sim.scenario import Scenario, Transport, Workload
+from fabric_sim.scenario import Scenario, Transport, Workload, collectives
 from fabric_sim.scenario.fields import ScenarioError
 
 # Bytes of Python heap, measured by bench/footprint.py (Python 3.11,
@@ -20,44 +23,62 @@ PER_SWITCH = 2_500  # the switch model and its entries
 PER_CABLE = 3_800  # both directions' egress queues
 PER_QP = 23_300  # both ends' QP state, EV profiles and NIC plan entries
 RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.02 at 512 NICs x 8 planes)
+# Bytes of heap per message (tracemalloc, Python 3.11): one posted at the start (permutation, incast, flows)
+# holds the Message, the driver's and the ledger's entries and the endpoint's send queue entry (measured
+# 662); a collective's, released as others arrive, the Message, its release callback and the ring's
+# program entry (measured 395-413), and few are posted at once.
+PER_MESSAGE = 680
+PER_RELEASED = 420
 
 
-def counts(topo: Topology, qps: int) -> dict[str, int]:
-    """NICs, switches, cables and QPs of the fabric."""
+def counts(topo: Topology, qps: int, msgs: int = 0) -> dict[str, int]:
+    """NICs, switches, cables and QPs of the fabric, and the workload's messages."""
     cables = topo.planes * (topo.t0_per_plane * topo.t1_per_plane + topo.nics)
-    return {"nics": topo.nics, "switches": topo.switches, "cables": cables, "qps": qps}
+    return {"nics": topo.nics, "switches": topo.switches, "cables": cables, "qps": qps, "messages": msgs}
 
 
-def estimate(topo: Topology, qps: int) -> int:
-    """Bytes the fabric and `qps` QPs (connections, both ends) will take."""
+def estimate(topo: Topology, qps: int, msgs: int = 0, per_message: int = PER_MESSAGE) -> int:
+    """Bytes the fabric, `qps` QPs (connections, both ends) and `msgs` messages will take."""
     c = counts(topo, qps)
     heap = BASE + PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
-    return int(heap * RSS_PER_HEAP)
+    return int((heap + per_message * msgs) * RSS_PER_HEAP)
 
 
 def available() -> int | None:
     """Bytes the machine can still give (MemAvailable), None if unknown."""
+    return _meminfo("MemAvailable:")
+
+
+def total() -> int | None:
+    """The machine's memory (MemTotal), None if unknown."""
+    return _meminfo("MemTotal:")
+
+
+def _meminfo(key: str) -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
     return None
 
 
-def too_big(topo: Topology, qps: int, free: int | None = None) -> str | None:
-    """Why the fabric would not fit in `free` bytes (the machine's free
+def too_big(topo: Topology, qps: int, free: int | None = None, msgs: int = 0,
+            per_message: int = PER_MESSAGE) -> str | None:
+    """Why the run would not fit in `free` bytes (the machine's free
     memory by default), or None if it fits or nothing is known."""
     free = available() if free is None else free
-    need = estimate(topo, qps)
+    need = estimate(topo, qps, msgs, per_message)
     if free is None or need <= free:
         return None
-    c = counts(topo, qps)
-    return (f"the fabric would need about {size(need)} ({c['nics']:,} NICs, {c['switches']:,} switches, "
-            f"{c['cables']:,} cables, {c['qps']:,} QPs) and this machine has {size(free)} free: "
-            "a smaller topology, or fewer QPs per pair")
+    c = counts(topo, qps, msgs)
+    of = total()
+    return (f"the run would need about {size(need)} ({c['nics']:,} NICs, {c['switches']:,} switches, "
+            f"{c['cables']:,} cables, {c['qps']:,} QPs, {c['messages']:,} messages) and this machine has "
+            f"{size(free)} free{f' of {size(of)}' if of else ''}: a smaller topology, fewer QPs per pair, or "
+            "fewer messages (fewer per pair, larger chunk_bytes)")
 
 
 def size(n: int) -> str:
@@ -71,15 +92,62 @@ def pairs(w: Workload, nics: int) -> int:
         return h * (h - 1)
     if w.pattern == "incast":
         assert w.fan_in is not None  # filled in when the scenario was parsed (capacity.workload)
-        return w.fan_in
+        return int(w.fan_in)
     if w.pattern == "flows":
         return len({(f.src, f.dst) for f in w.flows})
     return h  # permutation and ring: one pair per host
 
 
+def messages(w: Workload, nics: int) -> int:
+    """How many messages the workload makes, without building it (what
+    workload.build would return; collectives.py's chunking, counted)."""
+    h, size, reps = min(w.hosts or nics, nics), int(w.message_bytes), int(w.messages)
+    if w.pattern == "flows":
+        return sum(int(f.messages) for f in w.flows)
+    if w.pattern == "ring_allreduce":
+        return _ring_messages(size, reps, h, int(w.chunk_bytes or collectives.RING_CHUNK))
+    if w.pattern in ("all_to_all", "sendrecv"):
+        chunks = -(-size // int(w.chunk_bytes or collectives.P2P_CHUNK))
+        return pairs(w, nics) * reps * chunks
+    return pairs(w, nics) * reps
+
+
+def _ring_messages(size: int, reps: int, n: int, chunk: int) -> int:
+    """collectives.ring's message count: every full loop alike, the short last one counted alone."""
+    full, rest = divmod(size, n * chunk)
+    return reps * (full * _ring_loop(n * chunk, n, chunk) + (_ring_loop(rest, n, chunk) if rest else 0))
+
+
+def _ring_loop(data: int, n: int, chunk: int) -> int:
+    """Messages of one loop over `data` bytes: 2(N-1) steps, each rank sending one chunk's slices."""
+    real = min(chunk, -(-data // n))
+    whole, part = divmod(data, real)  # chunks of `real` bytes, then one shorter (data <= n * real)
+    per_step = whole * _slice_count(real, chunk) + (_slice_count(part, chunk) if part else 0)
+    return (2 * n - 2) * per_step
+
+
+def _slice_count(nelem: int, chunk: int) -> int:
+    """How many slices collectives.ring cuts a chunk of `nelem` bytes into (its rule; a test holds them equal)."""
+    size = max(-(-nelem // collectives.SLICES_PER_CHUNK), chunk // collectives.SLICES_PER_CHUNK // 32, 1)
+    return -(-nelem // size)
+
+
+def offered_bytes(w: Workload, nics: int) -> int:
+    """The bytes the workload offers (the sum of its messages' sizes), without building it."""
+    h, size, reps = min(w.hosts or nics, nics), int(w.message_bytes), int(w.messages)
+    if w.pattern == "flows":
+        return sum(int(f.messages) * int(f.size) for f in w.flows)
+    if w.pattern == "ring_allreduce":
+        return reps * (2 * h - 2) * size  # each step moves the whole buffer, a chunk per rank
+    return pairs(w, nics) * reps * size
+
+
 def check(sc: Scenario, t: Transport) -> None:
     """Refuse, before anything is built, a run that would not fit in memory."""
     topo = t.topology or sc.topology
-    why = too_big(topo, pairs(sc.workload, topo.nics) * (t.qps_per_pair or sc.workload.qps_per_pair))
+    w = sc.workload
+    per = PER_RELEASED if w.pattern in collectives.PATTERNS else PER_MESSAGE
+    why = too_big(topo, pairs(w, topo.nics) * (t.qps_per_pair or w.qps_per_pair), msgs=messages(w, topo.nics),
+                  per_message=per)
     if why:
         raise ScenarioError(f"transports[{t.name}]" if t.topology else "topology", why)

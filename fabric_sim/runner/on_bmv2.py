@@ -15,7 +15,6 @@ divided by `SCALE`. Compare delivery outcomes, not times.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 
 from control_plane import addressing as A
@@ -27,13 +26,15 @@ from control_plane.ev_control import NicEvControl
 from control_plane.session import Session
 from control_plane.topology import Topology
 from fabric_sim.net.fabric import base_rtt
-from fabric_sim.runner.driver import Driver
+from fabric_sim.runner import wiring
 from fabric_sim.runner.run import RunResult, Timeline
-from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile, workload
-from fabric_sim.transports import kinds, qps
+from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile
+from fabric_sim.scenario.events import CableEvent, Event
+from fabric_sim.transports import kinds
+from fabric_sim.transports.transport import Site, Timers
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
-from nic_model.endpoint import Endpoint
+from nic_model.host import Host
 from sim_core.realtime import RealClock
 from testbed import toolchain
 from testbed.bmv2 import Bmv2Switch, start_with_tables
@@ -41,9 +42,8 @@ from testbed.links import Link, host_poller, sock
 
 SCALE = 1000.0
 MAX_DEVICES = 16  # BMv2 processes one machine runs comfortably
-SUPPORTED = {"link_down", "link_up", "switch_down", "switch_up", "plane_down", "plane_up", "nic_port_down",
-             "nic_port_up"}
 ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd"
+TIMERS = Timers(rto=300_000, probe_interval=50_000, reorder_window=50_000)  # for BMv2's millisecond RTTs
 
 
 def unsupported(sc: Scenario) -> str | None:
@@ -55,7 +55,7 @@ def unsupported(sc: Scenario) -> str | None:
     if topo.switches + topo.nics > MAX_DEVICES:
         return f"{topo.switches} switches and {topo.nics} NICs: the BMv2 fabric takes at most {MAX_DEVICES} devices"
     for e in sc.events:
-        if e.kind not in SUPPORTED:
+        if not isinstance(e, CableEvent):
             return f"{e.path}.{e.kind}: not available on BMv2 (relays cut and mend cables only)"
     for i, t in enumerate(sc.transports):
         if t.topology is not None or t.links is not None:
@@ -75,9 +75,9 @@ def reverse_writer(dev: Bmv2Switch, st: nic_plan.NicState) -> Callable[[int, int
 
 class _Nic:
     def __init__(self, control: NicEvControl, reverse: Callable[[int, int, int], None]):
-        self.slots: Callable = control.push
+        self.slots: Callable[[int, list[tuple[int, int]]], None] = control.push
         self.reverse = reverse  # the receiver's rx_reverse register, over BMv2's Thrift runtime
-        self.endpoint: Endpoint | None = None
+        self.endpoint: Host | None = None
 
 
 class Bmv2Fabric:
@@ -107,11 +107,11 @@ class Bmv2Fabric:
             self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
                          P.SWITCH_DEFAULTS)
         for n, nic_qps in sorted(specs.items()):
-            st = nic_plan.nic_state(t, n, nic_qps)
+            nic = nic_plan.nic_state(t, n, nic_qps)
             name = A.nic_name(n)
-            self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", st.entries(),
-                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(st.notice)])
-            self.nics[n] = _Nic(NicEvControl(self.sessions[name], st), reverse_writer(self.devices[name], st))
+            self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", nic.entries(),
+                         P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(nic.notice)])
+            self.nics[n] = _Nic(NicEvControl(self.sessions[name], nic), reverse_writer(self.devices[name], nic))
         ifaces = []
         for da, pa, db, pb, _ in t.cables():
             if str(da) not in self.devices:
@@ -128,9 +128,12 @@ class Bmv2Fabric:
             return  # a NIC without QPs has no BMv2 device
         (self.relay.cut.discard if up else self.relay.cut.add)(cable)
         for d, other in ((a, b), (b, a)):
-            if d.kind == "nic" and d.index in self.nics and self.nics[d.index].endpoint is not None:
-                ep = self.nics[d.index].endpoint
+            ep = self.nics[d.index].endpoint if d.kind == "nic" and d.index in self.nics else None
+            if ep is not None:
                 (ep.port_up if up else ep.port_down)(other.plane)
+
+    def cable_ends(self) -> list[frozenset[ids.DeviceId]]:
+        return list(self.cables)
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool:
         return not any(self.cables.get(frozenset(h)) in self.relay.cut
@@ -145,20 +148,9 @@ class Bmv2Fabric:
             d.stop()
 
 
-def _apply(fab: Bmv2Fabric, kind: str, args: tuple, on_fault: Callable[[], None]) -> None:
-    topo, up = fab.topo, kind.endswith("_up")
-    if kind.startswith("link"):
-        fab.set_cable(topo.device(args[0]), topo.device(args[1]), up)
-    elif kind.startswith("switch"):
-        sw = topo.device(args[0])
-        for key in [k for k in fab.cables if sw in k]:
-            fab.set_cable(*tuple(key), up)
-    elif kind.startswith("plane"):
-        for key in [k for k in fab.cables if any(d.plane == args[0] and d.kind != "nic" for d in k)]:
-            fab.set_cable(*tuple(key), up)
-    else:
-        nic = topo.device(args[0])
-        fab.set_cable(nic, ids.t0(args[1], nic.index // topo.hosts_per_t0), up)
+def _fire(ev: Event, fab: Bmv2Fabric, on_fault: Callable[[], None]) -> None:
+    if isinstance(ev, CableEvent):  # the only kind BMv2 runs (unsupported refuses the others)
+        ev.apply(fab)
     on_fault()
 
 
@@ -167,66 +159,34 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     if reason:
         raise ScenarioError(sc.source, f"cannot run on BMv2: {reason}")
     wall = time.perf_counter()
-    topo = sc.topology
-    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
-    qpp = t.qps_per_pair or sc.workload.qps_per_pair
-    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    tr = kinds.of(t)
-    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins)
-    fab = Bmv2Fabric(topo, specs)
+    plan = wiring.describe(sc, t)
+    topo = plan.topo
+    fab = Bmv2Fabric(topo, plan.specs)
     try:
         host = {n: sock(fab.devices[A.nic_name(n)].host_iface(HOST_PORT)) for n in fab.nics}
-        eps: dict[int, Endpoint] = {}
-        clock = fab.sim = RealClock(host_poller(host, eps))
-        drv = Driver(msgs, links, lambda n: eps[n], lambda: clock.now / SCALE)
-        for n, nic in fab.nics.items():
-            # Timers for BMv2's millisecond RTTs.
-            nic.endpoint = eps[n] = Endpoint(
-                clock,
-                A.nic_address(topo, n).packed,
-                lambda raw, s=host[n]: s.send(ETH + raw),
-                mtu=sc.endpoint.mtu,
-                rto=300_000,
-                probe_interval=50_000,
-                reorder_window=50_000,
-                dscp=topo.dscp,
-                keep_payload=False,
-                seed=sc.seed + n,
-                on_message=drv.delivered,
-                on_place=drv.ledger.place,
-                slot_sink=nic.slots,
-                reverse_sink=nic.reverse,
-            )
+        clock = fab.sim = RealClock(host_poller(host, plan.hosts))
+        drv = wiring.driver(plan, lambda: clock.now / SCALE)
+        nic_gbps = sc.links.nic_gbps * topo.planes
+
+        def site(n: int) -> Site:
+            return Site(clock, A.nic_address(topo, n).packed, lambda raw, s=host[n]: s.send(ETH + raw), None,
+                        nic_gbps, sc.endpoint, TIMERS, topo.dscp, sc.seed + n, False, drv.delivered,
+                        drv.ledger.place, fab.nics[n].slots, fab.nics[n].reverse)
+
+        for n, ep in wiring.endpoints(plan, fab.nics, site).items():
+            fab.nics[n].endpoint = ep
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
         # AIMD whatever the profile: NSCC's delay rules would read BMv2's
         # software latency (milliseconds) as queueing.
-        rtt = base_rtt(sc.links, sc.endpoint.mtu)
-        flows = Counter(a for a, _ in links)
-        for (a, b), pair in links.items():
-            for q in pair:
-                for src, dst, mine, peer, prof in (
-                    (a, b, q.qpn_a, q.qpn_b, q.prof_a),
-                    (b, a, q.qpn_b, q.qpn_a, q.prof_b),
-                ):
-                    cc = cc_profile.build(
-                        cc_profile.CcProfile(profile=cc_profile.AIMD),
-                        sc.links.nic_gbps * topo.planes,
-                        sc.endpoint.mtu,
-                        rtt,
-                        flows[a] * qpp,
-                    )
-                    eps[src].connect(mine, peer, A.nic_address(topo, dst).packed, prof, cc=cc)
-        reconv = qps.Reconverger(fab, links, t.reconvergence_us * SCALE) if tr.reroutes else None
+        wiring.connect(plan, cc_profile.CcProfile(profile=cc_profile.AIMD), nic_gbps,
+                       base_rtt(sc.links, sc.endpoint.mtu))
+        reconv = wiring.reconverger(plan, fab, clock, SCALE)
         on_fault = reconv.fault if reconv else (lambda: None)
-        for m in msgs:
-            if m.start is not None:
-                clock.call_at(m.start * SCALE, drv.post, m)
-        for e in sc.events:
-            clock.call_at(e.at_us * SCALE, _apply, fab, e.kind, e.args, on_fault)
+        wiring.start(plan, clock, drv, lambda ev: _fire(ev, fab, on_fault), SCALE)
         clock.run(until=sc.duration_us * SCALE, stop=drv.all_done)
         if progress:
-            progress(f"{t.name} on BMv2: {drv.done}/{len(msgs)} messages")
+            progress(f"{t.name} on BMv2: {drv.done}/{len(plan.msgs)} messages")
         end = clock.now / SCALE
         drops = {"link:link_down": fab.relay.cut_drops}
         drops.update({f"switch:{k}": v for k, v in _switch_drops(fab).items() if v})
@@ -234,11 +194,12 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
             s.close()
     finally:
         fab.stop()
-    retx = {"sack": sum(e.stats.retx_sack for e in eps.values()), "nack": sum(e.stats.retx_nack for e in eps.values()),
-            "timeout": sum(e.stats.timeouts for e in eps.values())}
-    errors = [f"{e.addr} QP {q}: {why}" for e in eps.values() for q, why in e.errors]
-    nic_gbps = sc.links.nic_gbps * topo.planes  # BMv2 is untimed: base RTT 0 in the ideal
-    return RunResult(sc, t, msgs, Timeline(), 0.0, nic_gbps, retx, drops, {"delivered_twice": drv.twice},
+    eps = plan.hosts.values()
+    retx = {"sack": sum(e.stats.retx_sack for e in eps), "nack": sum(e.stats.retx_nack for e in eps),
+            "timeout": sum(e.stats.timeouts for e in eps)}
+    errors = [f"{e.addr} QP {q}: {why}" for e in eps for q, why in e.errors]
+    # BMv2 is untimed: base RTT 0 in the ideal
+    return RunResult(sc, t, plan.msgs, Timeline(), 0.0, nic_gbps, retx, drops, {"delivered_twice": drv.twice},
                      [0] * 25, errors, 0, 0, time.perf_counter() - wall, end, reconv.rehashed if reconv else 0,
                      ledger=drv.ledger.check())
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -24,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabric_sim.runner import run_cache
+from control_plane.config import short
+from fabric_sim.runner import footprint, run_cache
 from fabric_sim.runner.progress import Progress
 from fabric_sim.runner.run import RunResult, run
-from fabric_sim.scenario import Scenario, Transport, workload
+from fabric_sim.scenario import Scenario, Transport
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class RunFailed(RuntimeError):
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The flags mrc-sim and `python -m mrc_paper` share."""
     d = Options()
-    ap.add_argument("--jobs", type=int, default=d.jobs, metavar="N",
+    ap.add_argument("--jobs", type=_whole, default=d.jobs, metavar="N",
                     help="runs at once (default: every core of this machine, or of the Ray cluster); "
                          "1 runs them one after another in this process, without Ray")
     ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
@@ -68,6 +71,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-cache", action="store_true",
                     help=f"execute every run and keep none (default: reuse and keep finished runs in "
                          f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
+
+
+def _whole(text: str) -> int:
+    """A whole number as ASCII digits, the value cut in the error (argparse's own echoes it whole)."""
+    if not re.fullmatch(r"-?[0-9]{1,9}", text):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}")
+    return int(text)
 
 
 def options(args: argparse.Namespace) -> Options:
@@ -80,8 +90,7 @@ def options(args: argparse.Namespace) -> Options:
 def cost(sc: Scenario) -> float:
     """What a run is expected to cost, for the estimate of what is left:
     the bytes its workload offers (packet-hops follow them)."""
-    topo = sc.topology
-    return float(sum(m.size for m in workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0))) or 1.0
+    return float(footprint.offered_bytes(sc.workload, sc.topology.nics)) or 1.0  # counted: a build may not fit
 
 
 def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
@@ -109,16 +118,7 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
         if on_result:
             on_result(i, r)
 
-    todo = []
-    for i, t in enumerate(tasks):
-        hit = cache.get(t.scenario, t.transport) if cache else None
-        if hit is None:
-            todo.append(i)
-            continue
-        prog.from_cache(t.label)
-        results[i] = hit
-        if on_result:
-            on_result(i, hit)
+    todo = _from_cache(tasks, cache, prog, results, on_result)
     costs = {i: cost(tasks[i].scenario) for i in todo}
     try:
         if opts.jobs == 1 or (len(todo) <= 1 and not address):
@@ -136,12 +136,29 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     return results  # type: ignore[return-value]  # every slot is filled when nothing failed
 
 
+def _from_cache(tasks: list[Task], cache: run_cache.Cache | None, prog: Progress, results: list[RunResult | None],
+                on_result: Callable[[int, RunResult], None] | None) -> list[int]:
+    """Fills `results` with what the cache holds (each passed to on_result);
+    the indices of the tasks still to run."""
+    todo = []
+    for i, t in enumerate(tasks):
+        hit = cache.get(t.scenario, t.transport) if cache else None
+        if hit is None:
+            todo.append(i)
+            continue
+        prog.from_cache(t.label)
+        results[i] = hit
+        if on_result:
+            on_result(i, hit)
+    return todo
+
+
 def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:
     for i, c in costs.items():
         t = tasks[i]
         prog.started(t.label, c)
         try:
-            r = run(t.scenario, t.transport, lambda line, label=t.label: prog.update(label, line))
+            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label))
         except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
@@ -164,7 +181,7 @@ def connect(address: str | None, jobs: int | None) -> None:
 
     if ray.is_initialized():
         return
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
         try:
             ray.init(address=address, **quiet)
@@ -219,7 +236,7 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
     cpus = int(ray.cluster_resources().get("CPU", 1))
     slots = opts.jobs or max(1, cpus)
     prog.workers_ready(min(slots, len(costs)), f"Ray has {cpus} CPUs")
-    queue, pending = deque(costs), {}
+    queue, pending = deque(costs), dict[Any, int]()
     try:
         while queue or pending:
             while queue and len(pending) < slots:  # only as many in flight as run: "running" is true

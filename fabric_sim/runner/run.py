@@ -14,11 +14,10 @@ from fabric_sim.net.fabric import Fabric
 from fabric_sim.net.ledger import Verdict
 from fabric_sim.net.links import Egress
 from fabric_sim.net.qp_scheduler import QpScheduler
-from fabric_sim.runner import faults, footprint, outcome
-from fabric_sim.runner.driver import Driver
-from fabric_sim.scenario import Scenario, Transport, workload
+from fabric_sim.runner import faults, footprint, outcome, wiring
+from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.scenario.workload import Message
-from fabric_sim.transports import kinds, qps
+from fabric_sim.transports import qps
 from fabric_sim.transports.transport import Site, Timers
 from nic_model.host import Host
 from sim_core.sim import Sim, gc_frozen
@@ -73,51 +72,40 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
     wall = time.perf_counter()
-    topo, ecfg = t.topology or sc.topology, sc.endpoint  # a transport may bring its own fabric
+    ecfg = sc.endpoint
     footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
     sim = Sim()
-    tr = kinds.of(t)
+    plan = wiring.describe(sc, t)
+    topo, links, tr = plan.topo, plan.links, plan.tr
     fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=tr.marks_last_hop,
                  egress=pfc.PfcEgress if t.pfc else Egress, progress=progress, ecn_echo=tr.nic_echoes_ce)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
-    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
-    pairs = workload.pairs_of(msgs)
-    qpp = t.qps_per_pair or sc.workload.qps_per_pair
-    pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = fab.qp_links = qps.setup(tr, fab, pairs, qpp, sc.seed, pins, progress, ack_bytes=ecfg.ack_bytes)
+    qps.install(fab, plan.specs, progress)
     for traced in list(links.values())[:TRACED]:
         traced[0].prof_a.clock = lambda: sim.now
     rtt = fab.base_rtt(ecfg.mtu)
-    flows = Counter(a for a, _ in pairs)
-    hosts: dict[int, Host] = {}  # NIC -> its endpoint, filled below
-    drv = Driver(msgs, links, hosts.__getitem__, lambda: sim.now)
+    drv = wiring.driver(plan, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
     timers = Timers(tr.rto(ecfg, rtt), ecfg.probe_interval_us or 2 * rtt,
                     ecfg.reorder_window_us if ecfg.reorder_window_us is not None else rtt)
-    for node in fab.nics:
-        if node.slot_base:
-            sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
-                if tr.scheduled and ecfg.tx_backlog else None
-            site = Site(sim, A.nic_address(topo, node.n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
-                        sc.seed + node.n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse)
-            node.endpoint = hosts[node.n] = tr.endpoint(site)
-            if pfc_net:
-                pfc_net.attach(node, node.endpoint)
-    for (a, b), pair in links.items():
-        ea, eb = hosts[a], hosts[b]
-        for q in pair:
-            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
-                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
-            eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=qps.initial_cc(t, nic_gbps, ecfg.mtu, rtt, flows[a] * qpp))
 
-    for m in msgs:
-        if m.start is not None:
-            sim.call_at(m.start, drv.post, m)
-    reconv = qps.Reconverger(fab, links, t.reconvergence_us) if tr.reroutes else None
+    def site(n: int) -> Site:
+        node = fab.nics[n]
+        sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
+            if tr.scheduled and ecfg.tx_backlog else None
+        return Site(sim, A.nic_address(topo, n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
+                    sc.seed + n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse)
+
+    hosts = wiring.endpoints(plan, [node.n for node in fab.nics if node.slot_base], site)
+    for n, host in hosts.items():
+        fab.nics[n].endpoint = host
+        if pfc_net:
+            pfc_net.attach(fab.nics[n], host)
+    wiring.connect(plan, t.cc, nic_gbps, rtt)
+    reconv = wiring.reconverger(plan, fab, sim)
     on_fault = reconv.fault if reconv else (lambda: None)
-    for ev in sc.events:
-        sim.call_at(ev.at_us, faults.apply, fab, ev, on_fault)
+    target = faults.TimedTarget(fab, links)
+    wiring.start(plan, sim, drv, lambda ev: faults.fire(ev, target, on_fault))
     for when, fn in hooks:
         sim.call_at(when, fn, fab)
 
@@ -130,15 +118,15 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
             sim.run(until=t_end)
             tl.sample(t_end)
             if progress:
-                progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(msgs)} messages, "
+                progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(plan.msgs)} messages, "
                          f"{sim.events:,} events")
     tl.finish()
-    res = _result(sc, t, fab, msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+    res = _result(sc, t, fab, plan.msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
     res.pfc = pfc_net.report(sim.now) if pfc_net else None
     res.ledger = drv.ledger.check()
     res.packets = tally.totals(fab, sim, res.drops, res.events["nacks_from_nics"])
-    res.undelivered = outcome.undelivered(fab, links, msgs, t_end)
+    res.undelivered = outcome.undelivered(fab, links, plan.msgs, t_end)
     return res
 
 
@@ -168,6 +156,12 @@ class _Sampler:
             for name, b, qpns in self.flow_keys:
                 qps = self.hosts[b].qps
                 tl.flows.setdefault(name, []).append(self._rate(name, sum(qps[q].rx_bytes for q in qpns)))
+        self._links()
+        self._evs()
+
+    def _links(self) -> None:
+        """NIC-to-T0 Gb/s per plane, and what each T1 sent down."""
+        tl, fab = self.tl, self.fab
         planes: Counter[int] = Counter()
         for e in self.nic_eg:
             planes[e.plane] += e.tx_bytes
@@ -178,6 +172,10 @@ class _Sampler:
             spines[str(e.owner)] += e.tx_bytes
         for name in sorted(spines):
             tl.spines.setdefault(name, []).append(self._rate(name, spines[name]))
+
+    def _evs(self) -> None:
+        """The sending QPs' EV states, and the traced QPs' packets per EV."""
+        tl = self.tl
         states: Counter[str] = Counter()
         for q in self.senders:
             states.update(st.value for st in q.prof_a.state.values())

@@ -7,7 +7,7 @@ is generated from them): a field's type, range and default are written
 once, here.
 
 A new field is one line in its section's model, e.g. in Transport
-`pfc_xoff: Int(1, 1 << 20, "what it means") = 64` (Int, Num: ranges; a
+`pfc_xoff: Annotated[int, Int(1, 1 << 20, "what it means")] = 64` (Int, Num: ranges; a
 Literal for a choice; a Model subclass for a new section), then
 `python -m fabric_sim.scenario.schema`. A check that needs other sections goes in
 capacity.py, collecting its errors."""
@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from control_plane import topology as T
-from control_plane.config import ConfigError, Int, Model, Num, read_mapping, validate
+from control_plane.config import ConfigError, Int, Model, Name, Num, join, printable, read_mapping, validate
 from fabric_sim.scenario import capacity, cc_profile, sweep
 from fabric_sim.scenario import events as scenario_events
 from fabric_sim.scenario.events import EVENTS, Event  # noqa: F401 (re-exported)
@@ -46,6 +46,7 @@ __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow"
            "parse", "load", "variants", "override"]
 
 Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
+CACHE_FOLDER = "cache"  # results/cache: the run cache (fabric_sim/runner/run_cache.py)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
 ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
 
@@ -75,36 +76,37 @@ TopologyField = Annotated[T.Topology, BeforeValidator(_topology, json_schema_inp
 class Links(Model):
     """Link speeds, delay and queue sizes (the fabric's LinkConfig)."""
 
-    nic_gbps: Num(0.001, 1e5, "NIC-T0 links, per plane") = 100.0
-    fabric_gbps: Num(0.001, 1e5, "T0-T1 links") = 100.0
-    prop_us: Num(0, 1e6, "propagation delay of every link") = 0.5
-    data_queue: Int(1, 1 << 20, "packets; tail drop beyond") = 256
-    high_queue: Int(1, 1 << 20) = 1024
+    nic_gbps: Annotated[float, Num(0.001, 1e5, "NIC-T0 links, per plane")] = 100.0
+    fabric_gbps: Annotated[float, Num(0.001, 1e5, "T0-T1 links")] = 100.0
+    prop_us: Annotated[float, Num(0, 1e6, "propagation delay of every link")] = 0.5
+    data_queue: Annotated[int, Int(1, 1 << 20, "packets; tail drop beyond")] = 256
+    high_queue: Annotated[int, Int(1, 1 << 20)] = 1024
 
 
 class EndpointCfg(Model):
-    mtu: Int(64, 9000) = 4096
-    rto_us: Num(0.01, 1e9, "default: 10 base RTTs") | None = None
-    retry_limit: Int(0, 1000) = 8
-    probe_interval_us: Num(0.01, 1e9, "default: 2 base RTTs") | None = None
-    reorder_window_us: Num(0, 1e9, "default: 1 base RTT") | None = None
-    tx_backlog: Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
-                                "(0: no scheduler)") = 8
-    ack_bytes: Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at once on CE, a "
-                              "trim, a gap (past the SACK bitmap, or the first hole closing), a duplicate and the "
-                              "ack-request bit (0: an ACK per data packet; docs/simulator.md)") = ACK_BYTES
+    mtu: Annotated[int, Int(64, 9000)] = 4096
+    rto_us: Annotated[float, Num(0.01, 1e9, "default: 10 base RTTs")] | None = None
+    retry_limit: Annotated[int, Int(0, 1000)] = 8
+    probe_interval_us: Annotated[float, Num(0.01, 1e9, "default: 2 base RTTs")] | None = None
+    reorder_window_us: Annotated[float, Num(0, 1e9, "default: 1 base RTT")] | None = None
+    tx_backlog: Annotated[int, Int(0, 1 << 20, "NIC QP scheduler: data packets queued per live port before QPs wait "
+                                "(0: no scheduler)")] = 8
+    ack_bytes: Annotated[int, Int(0, 1 << 20, "MRC's ACK coalescing: an ACK per this many payload bytes, and at "
+                                              "once on CE, a trim, a gap (past the SACK bitmap, or the first hole "
+                                              "closing), a duplicate and the ack-request bit (0: an ACK per data "
+                                              "packet; docs/simulator.md)")] = ACK_BYTES
 
 
 class Transport(Model):
-    name: str = Field("", description="default: the kind")
+    name: Name = Field("", description="default: the kind; printable characters")
     kind: Kind
-    evs_per_qp: Int(1, 65536) = 64
-    backups_per_plane: Int(0, 256) = 2
+    evs_per_qp: Annotated[int, Int(1, 65536)] = 64
+    backups_per_plane: Annotated[int, Int(0, 256)] = 2
     ev_state: StrictBool = Field(True, description="false: oblivious spraying (an ablation)")
-    ev_min_active: Int(0, 65536) = 1
-    reconvergence_us: Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
-                                  "after a fault") = 500.0
-    qps_per_pair: Int(1, 256, "overrides the workload's") | None = None
+    ev_min_active: Annotated[int, Int(0, 65536)] = 1
+    reconvergence_us: Annotated[float, Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
+                                  "after a fault")] = 500.0
+    qps_per_pair: Annotated[int, Int(1, 256, "overrides the workload's")] | None = None
     ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
                                                                   "spare, or skipped for a rotation")
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
@@ -140,6 +142,13 @@ class Transport(Model):
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
 
+    @model_validator(mode="after")
+    def _min_active(self) -> Transport:
+        if self.ev_min_active > self.evs_per_qp:  # the floor could never be met: the QP would wait for EVs forever
+            raise ConfigError("ev_min_active", f"{self.ev_min_active} is more than the QP's {self.evs_per_qp} EVs "
+                                               "(evs_per_qp)")
+        return self
+
     @model_validator(mode="before")
     @classmethod
     def _named(cls, raw: Any) -> Any:
@@ -149,9 +158,10 @@ class Transport(Model):
 class Pin(Model):
     """A flow's MRC QPs use only these spines of one plane, with these spares."""
 
-    plane: Int(0, 7)
-    spines: tuple[Int(0, 255), ...] = Field(description="a power of two of spines (the slots of a rotation)")
-    backups: tuple[Int(0, 255), ...] = ()
+    plane: Annotated[int, Int(0, 7)]
+    spines: tuple[Annotated[int, Int(0, 255)], ...] = Field(
+        description="a power of two of spines (the slots of a rotation)")
+    backups: tuple[Annotated[int, Int(0, 255)], ...] = ()
 
 
 class FlowEntry(Model):
@@ -159,9 +169,9 @@ class FlowEntry(Model):
 
     src: str
     dst: str
-    messages: Int(1, 100_000) | None = None
-    message_bytes: Int(1, 2**32 - 1) | None = None
-    start_us: Num(0, 1e9) | None = None
+    messages: Annotated[int, Int(1, 100_000)] | None = None
+    message_bytes: Annotated[int, Int(1, 2**32 - 1)] | None = None
+    start_us: Annotated[float, Num(0, 1e9)] | None = None
     pin: Pin | None = None
 
 
@@ -184,18 +194,18 @@ def _flows(raw: Any) -> Any:
 
 class Workload(Model):
     pattern: Pattern
-    message_bytes: Int(1, 2**32 - 1)
-    messages: Int(1, 100_000, "per pair, back to back") = 1
-    qps_per_pair: Int(1, 256) = 1
-    start_us: Num(0, 1e9) = 0.0
-    hosts: Int(2, 1 << 22, "the first N NICs; default: all") | None = None
-    fan_in: Int(1, 1 << 22, "incast senders; default: 8, at most hosts - 1") | None = None
-    target: Int(0, 1 << 22, "incast receiver") = 0
+    message_bytes: Annotated[int, Int(1, 2**32 - 1)]
+    messages: Annotated[int, Int(1, 100_000, "per pair, back to back")] = 1
+    qps_per_pair: Annotated[int, Int(1, 256)] = 1
+    start_us: Annotated[float, Num(0, 1e9)] = 0.0
+    hosts: Annotated[int, Int(2, 1 << 22, "the first N NICs; default: all")] | None = None
+    fan_in: Annotated[int, Int(1, 1 << 22, "incast senders; default: 8, at most hosts - 1")] | None = None
+    target: Annotated[int, Int(0, 1 << 22, "incast receiver")] = 0
     placement: Literal["packed", "spread"] = Field("packed", description="ring: rank r on host r, or spread: "
                                                                          "consecutive ranks in different racks")
     flows: Annotated[tuple[Any, ...], BeforeValidator(_flows, json_schema_input_type=list[FlowEntry])] = ()
-    chunk_bytes: Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
-                                  "(fabric_sim/scenario/collectives.py)") | None = None
+    chunk_bytes: Annotated[int, Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
+                                  "(fabric_sim/scenario/collectives.py)")] | None = None
 
 
 def _non_empty(items: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -211,13 +221,21 @@ class Scenario(Model):
     workload: Workload
     transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
         (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
-    duration_us: Num(0.001, 1e9) = 10_000.0
+    duration_us: Annotated[float, Num(0.001, 1e9)] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
-    name: str = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
-                                                                         "(default: the file's name)")
-    seed: Int(0, 2**32) = 1
-    bins: Int(2, 10_000) = 100
+    name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
+                                                                         "(default: the file's name; not `cache`, "
+                                                                         "the run cache's folder)")
+
+    @field_validator("name")
+    @classmethod
+    def _not_the_cache(cls, name: str) -> str:
+        if name == CACHE_FOLDER:  # results/<name> would be results/cache, where finished runs are kept
+            raise ConfigError("", f"{name!r} is the run cache's folder (results/{CACHE_FOLDER}): choose another name")
+        return name
+    seed: Annotated[int, Int(0, 2**32)] = 1
+    bins: Annotated[int, Int(2, 10_000)] = 100
     scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
     sweep: dict[str, Any] | None = Field(None, description="dotted.path: [values]; every combination "
                                                                  "is a run")
@@ -242,9 +260,7 @@ class Scenario(Model):
 
     @model_validator(mode="after")
     def _finish(self) -> Scenario:
-        errors = [(f"events[{i}].at_us", f"{e.at_us:g} is after the run's end (duration_us {self.duration_us:g}): "
-                                         "it would never be applied")
-                  for i, e in enumerate(self.events) if e.at_us > self.duration_us]
+        errors = self._after_the_end()
         try:
             capacity.transports(self.transports, self.topology, self.workload)
         except ConfigError as exc:
@@ -257,6 +273,16 @@ class Scenario(Model):
         self.meta.update(scale=self.scale, sweep=sweep.parse(self.sweep))
         return self
 
+    def _after_the_end(self) -> list[tuple[str, str]]:
+        """Events and starts past duration_us: one rule for every timed field (the run would end first)."""
+        times = [(f"events[{i}].at_us", e.at_us) for i, e in enumerate(self.events)]
+        times.append(("workload.start_us", self.workload.start_us))
+        raw_flows = self.meta.get("raw", {}).get("workload", {}).get("flows") or []
+        times += [(f"workload.flows[{i}].start_us", f["start_us"]) for i, f in enumerate(raw_flows)
+                  if isinstance(f, dict) and isinstance(f.get("start_us"), (int, float))]
+        return [(path, f"{t:g} is after the run's end (duration_us {self.duration_us:g}): it would never be applied")
+                for path, t in times if t > self.duration_us]
+
 
 def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scenario:
     """A checked Scenario from a file's data; ConfigError with every mistake."""
@@ -265,26 +291,37 @@ def parse(data: Any, source: str = "<scenario>", base: Path = Path(".")) -> Scen
     return validate(Scenario, data, source=source, base=base)
 
 
+SHOWN_VARIANTS = 20  # failing variants listed one a line; the rest are counted
+
+
 def variants(sc: Scenario) -> list[tuple[dict[str, Any], Scenario]]:
     """(values, scenario) for every combination of the sweep; the scenario
-    itself if it has none."""
-    return list(iter_variants(sc))
-
-
-def iter_variants(sc: Scenario):
-    """variants(), one at a time (a large sweep is not held in memory)."""
+    itself if it has none. Every variant is parsed before any is returned
+    (values valid alone may not be together: `duration_us: 10` with an
+    event at 500), and ConfigError has one line per variant that fails."""
     combos = sc.meta.get("sweep") or ()
     if not combos:
-        yield {}, sc
-        return
-    for combo in itertools.product(*(vals for _, vals in combos)):
+        return [({}, sc)]
+    n = sweep.count(combos)
+    out, errors = [], []
+    for i, combo in enumerate(itertools.product(*(vals for _, vals in combos))):
         values = dict(zip((k for k, _ in combos), combo, strict=True))
-        doc = sweep.override(sc.meta["raw"], values)  # its errors name the sweep key already
-        try:
-            yield values, parse(doc, sc.source, sc.meta["base"])
+        try:  # override's errors name the sweep key already
+            out.append((values, parse(sweep.override(sc.meta["raw"], values), sc.source, sc.meta["base"])))
         except ConfigError as exc:
-            label = ", ".join(f"{k}={v}" for k, v in values.items())
-            raise exc.prefixed(f"sweep ({label}):") from None
+            errors.append(_variant_error(i, n, values, exc))
+    if len(errors) > SHOWN_VARIANTS:
+        errors[SHOWN_VARIANTS:] = [("sweep", f"{len(errors) - SHOWN_VARIANTS:,} more variants fail the same way")]
+    if errors:
+        raise ConfigError.of(errors)
+    return out
+
+
+def _variant_error(i: int, n: int, values: dict[str, Any], exc: ConfigError) -> tuple[str, str]:
+    """A failing variant's first error, named by its number and values, in one line."""
+    label = " ".join(f"{k.rsplit('.', 1)[-1]}={printable(str(v), 40)}" for k, v in values.items())
+    more = f" (and {len(exc.errors) - 1} more)" if len(exc.errors) > 1 else ""
+    return join(f"sweep [{i + 1}/{n}] ({label}):", exc.path), exc.reason + more
 
 
 def load(path: str | Path) -> Scenario:

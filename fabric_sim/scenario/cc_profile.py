@@ -8,7 +8,7 @@ rate). docs/simulator.md has the table."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
@@ -17,7 +17,8 @@ from fabric_sim.scenario.kinds import facts
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.nscc import Nscc, NsccConfig, defaults
 
-NSCC, AIMD = "uet-1.0-nscc", "aimd"
+NSCC: Final = "uet-1.0-nscc"
+AIMD: Final = "aimd"
 # scenario key -> NsccConfig field (the OCP names, times in µs)
 FIELDS = {
     "base_rtt_us": "base_rtt", "target_delay_us": "target_delay", "max_cwnd": "max_cwnd", "eta": "eta", "fi": "fi",
@@ -32,18 +33,22 @@ class CcProfile(Model):
     fabric (nic_model.nscc.defaults)."""
 
     profile: Literal["uet-1.0-nscc", "aimd"] = NSCC
-    base_rtt_us: Num(0.001, 1e6, "starting base RTT; lower samples lower it; default: the fabric's") | None = None
-    target_delay_us: Num(0.001, 1e6, "queueing delay that splits the quadrants; default: 0.75 base RTT") | None = None
-    max_cwnd: Int(64, 2**32, "window ceiling, bytes; default: 1.5 BDP") | None = None
-    eta: Num(0, 2**32, "bytes added once per adjust period") | None = None
-    fi: Num(0, 2**32, "fair increase per RTT, bytes") | None = None
-    fi_scale: Num(0, 100, "fast increase per byte acknowledged") | None = None
-    gamma: Num(0, 1, "multiplicative decrease gain") | None = None
-    max_md_jump: Num(0, 1, "largest share one decrease removes") | None = None
-    qa_threshold_us: Num(0.001, 1e9, "delay that calls for quick adapt; default: 4 target delays") | None = None
-    qa_gate: Int(0, 16, "quick adapt only if the period delivered under max_cwnd / 2^gate") | None = None
-    adjust_bytes_threshold: Int(1, 2**32, "apply increases every this many bytes...") | None = None
-    adjust_period_threshold_us: Num(0.001, 1e9, "...or this often; default: base RTT") | None = None
+    base_rtt_us: Annotated[float, Num(0.001, 1e6,
+                                      "starting base RTT; lower samples lower it; default: the fabric's")] | None = None
+    target_delay_us: Annotated[float, Num(0.001, 1e6, "queueing delay that splits the quadrants; "
+                                                      "default: 0.75 base RTT")] | None = None
+    max_cwnd: Annotated[int, Int(64, 2**32, "window ceiling, bytes; default: 1.5 BDP")] | None = None
+    eta: Annotated[float, Num(0, 2**32, "bytes added once per adjust period")] | None = None
+    fi: Annotated[float, Num(0, 2**32, "fair increase per RTT, bytes")] | None = None
+    fi_scale: Annotated[float, Num(0, 100, "fast increase per byte acknowledged")] | None = None
+    gamma: Annotated[float, Num(0, 1, "multiplicative decrease gain")] | None = None
+    max_md_jump: Annotated[float, Num(0, 1, "largest share one decrease removes")] | None = None
+    qa_threshold_us: Annotated[float, Num(0.001, 1e9,
+                                          "delay that calls for quick adapt; default: 4 target delays")] | None = None
+    qa_gate: Annotated[int, Int(0, 16,
+                                "quick adapt only if the period delivered under max_cwnd / 2^gate")] | None = None
+    adjust_bytes_threshold: Annotated[int, Int(1, 2**32, "apply increases every this many bytes...")] | None = None
+    adjust_period_threshold_us: Annotated[float, Num(0.001, 1e9, "...or this often; default: base RTT")] | None = None
     disable_qa: StrictBool | None = Field(None, description="no quick adapt")
 
     @field_validator(*FIELDS)

@@ -4,7 +4,7 @@ build compiles and a pydantic model cannot be."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
@@ -26,9 +26,10 @@ class PfcConfig(Model):
     ways, plus the frame being sent at each end)."""
 
     enabled: StrictBool = Field(True, description="default: on for kind roce, off otherwise")
-    xoff_kb: Num(0.001, 1e6, "ingress KiB at which XOFF is sent") = 19.0
-    xon_kb: Num(0, 1e6, "ingress KiB at or below which XON is sent") = 11.0
-    headroom_kb: Num(0, 1e6, "buffer above XOFF; default: 2 x propagation x rate + 2 frames") | None = None
+    xoff_kb: Annotated[float, Num(0.001, 1e6, "ingress KiB at which XOFF is sent")] = 19.0
+    xon_kb: Annotated[float, Num(0, 1e6, "ingress KiB at or below which XON is sent")] = 11.0
+    headroom_kb: Annotated[float, Num(0, 1e6,
+                                      "buffer above XOFF; default: 2 x propagation x rate + 2 frames")] | None = None
 
     @field_validator("xon_kb")
     @classmethod

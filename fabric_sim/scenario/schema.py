@@ -9,12 +9,15 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from control_plane.pipelines import REPO
 from control_plane.topology import Topology
 from fabric_sim.scenario import Scenario
 
 OUT = REPO / "docs" / "schema"
-FORMATS = {"scenario": (Scenario, "docs/simulator.md"), "topology": (Topology, "docs/topology.md")}
+FORMATS: dict[str, tuple[type[BaseModel], str]] = {"scenario": (Scenario, "docs/simulator.md"),
+                                                   "topology": (Topology, "docs/topology.md")}
 
 
 def schema(name: str) -> dict[str, object]:

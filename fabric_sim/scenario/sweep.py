@@ -35,9 +35,12 @@ def parse(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
             errors.append((path, "expected a non-empty list of values"))
             continue
         try:
-            steps(str(key))
+            first = steps(str(key))[0]
         except ConfigError as exc:
             errors.append((path, exc.reason))
+            continue
+        if first == "sweep":  # the variants are made from the file without its sweep: one would be ignored
+            errors.append((path, "a sweep cannot set `sweep` (a sweep inside a sweep is not run)"))
             continue
         out.append((str(key), tuple(vals)))
     if errors:

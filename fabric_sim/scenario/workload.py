@@ -51,8 +51,9 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
     else:  # incast
         target = hs[w.target]
         others = [h for h in hs if h != target]
+        assert w.fan_in is not None  # filled in when the scenario was parsed (capacity.workload)
         pairs = [(s, target) for s in rng.sample(others, w.fan_in)]
-    msgs = []
+    msgs: list[Message] = []
     for a, b in pairs:
         for _ in range(w.messages):
             msgs.append(Message(len(msgs), a, b, w.message_bytes, w.start_us))

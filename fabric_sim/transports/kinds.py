@@ -126,7 +126,7 @@ def _mrc_endpoint(site: Site, ablate: frozenset[str]) -> Endpoint:
         reverse_sink=site.reverse_sink,
     )
     if sched is not None:
-        sched.endpoint = ep  # the scheduler stamps the MRC endpoint's own copies
+        sched.serve(ep)  # the scheduler tells the MRC endpoint when its copies leave
     return ep
 
 

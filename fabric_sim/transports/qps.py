@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
@@ -30,6 +31,7 @@ from fabric_sim.transports import transport
 from mrc_wire.constants import ACK_BYTES, ev_plane, ev_spine
 from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
+from nic_model.host import Host
 
 
 @dataclass
@@ -114,17 +116,12 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
     return out, specs
 
 
-def setup(tr: transport.Transport, fab: Fabric, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-          pins: dict[tuple[int, int], Pin] | None = None,
-          progress: Callable[[str], None] | None = None, ack_bytes: int = ACK_BYTES,
-          ) -> dict[tuple[int, int], list[QpLink]]:
-    """Create every pair's QPs and install every NIC's plan in the fabric."""
-    links, specs = plan(tr, fab.topo, pairs, qps_per_pair, seed, pins, ack_bytes)
+def install(fab: Fabric, specs: dict[int, list[QpSpec]], progress: Callable[[str], None] | None = None) -> None:
+    """Install every NIC's plan (its QPs, plan()'s `specs`) in the fabric."""
     for i, (nic, qps) in enumerate(specs.items()):
         if progress and i % 1024 == 0:
             progress(f"NIC plans: {i:,}/{len(specs):,} installed")
         fab.install_nic(nic, qps)
-    return links
 
 
 def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
@@ -132,18 +129,48 @@ def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_ni
     return cc_profile.build(t.cc, nic_gbps, mtu, rtt, flows_per_nic)
 
 
+class Clock(Protocol):
+    """A back end's clock: the timed fabric's Sim, or BMv2's RealClock."""
+
+    def at(self, delay: float, fn: Callable[..., None], *args: Any) -> None: ...
+
+    def call_at(self, when: float, fn: Callable[..., None], *args: Any) -> None: ...
+
+
+class _Nic(Protocol):
+    @property
+    def endpoint(self) -> Host | None: ...
+
+    def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None: ...
+
+
+class _Nics(Protocol):
+    def __getitem__(self, n: int, /) -> _Nic: ...
+
+
+class Routes(Protocol):
+    """What the rerouting asks of a fabric: the timed one or BMv2's."""
+
+    @property
+    def topo(self) -> Topology: ...
+
+    @property
+    def nics(self) -> _Nics: ...
+
+    def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool: ...
+
+
 class Reconverger:
     """The single-path baseline's routing: after each fault, once the
-    reconvergence delay has passed, flows on dead paths are rehashed.
-    `fab` is the timed fabric or anything with its `sim`, `topo`,
-    `path_alive` and `nics[n].slots / .endpoint` (the BMv2 fabric)."""
+    reconvergence delay has passed on `clock`, flows on dead paths are
+    rehashed."""
 
-    def __init__(self, fab: Fabric, links: dict[tuple[int, int], list[QpLink]], delay: float):
-        self.fab, self.links, self.delay = fab, links, delay
+    def __init__(self, fab: Routes, clock: Clock, links: dict[tuple[int, int], list[QpLink]], delay: float):
+        self.fab, self.clock, self.links, self.delay = fab, clock, links, delay
         self.rehashed = 0
 
     def fault(self) -> None:
-        self.fab.sim.at(self.delay, self._converge)
+        self.clock.at(self.delay, self._converge)
 
     def _converge(self) -> None:
         for (a, b), qps in self.links.items():

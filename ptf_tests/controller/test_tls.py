@@ -1,4 +1,4 @@
-"""P4Runtime over mutual TLS against BMv2 (issue 15): simple_switch_grpc
+"""P4Runtime over mutual TLS against BMv2: simple_switch_grpc
 with TLS and client authentication, a throwaway CA made here (no key is
 committed). The controller installs, verifies and diffs with the right
 certificates; no certificate, one from another CA, an expired one and a

@@ -1,4 +1,4 @@
-"""Cached and full reference models side by side (issue 23, item 1): the
+"""Cached and full reference models side by side: the
 same seeded fuzz frames through a model with its decision cache and one
 without, with the queue depths changing and table entries deleted and
 re-added mid-stream (the cache must forget what it learnt from them);

@@ -1,4 +1,4 @@
-"""The Linux kernel as the same T0 switch, for conformance (issue 6, item 7).
+"""The Linux kernel as the same T0 switch, for conformance.
 
 A network namespace holds one veth end per switch port, with the switch
 port's MAC; our end stays in the root namespace. The kernel's own uSID is

@@ -1,5 +1,5 @@
-"""Every mistake of a file is reported in one run, each with its field path
-(issue 20 item 3): one error class for topology, scenario and TLS files."""
+"""Every mistake of a file is reported in one run, each with its field path:
+one error class for topology, scenario and TLS files."""
 
 from __future__ import annotations
 

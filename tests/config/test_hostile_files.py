@@ -1,16 +1,23 @@
 """Hostile and impossible files are refused in one clear line before any
-work starts (issue 24 item 1): alias bombs, random bytes, deep nesting,
+work starts: alias bombs, random bytes, deep nesting,
 unsafe names, and values that the run could not honour."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
+import yaml
 
 from control_plane import config, topology
+from control_plane.pipelines import REPO
 from fabric_sim import scenario
 from tests.sim.helpers import SMALL
 
@@ -191,3 +198,176 @@ def test_a_scenarios_topology_file_with_a_mistake_is_named(tmp_path):
     with pytest.raises(config.ConfigError) as info:
         scenario.parse({**BASE, "topology": "e.yaml"}, base=tmp_path)
     assert info.value.lines() == ["topology: cannot read 'e.yaml': the file is empty"]
+
+
+# ---- files that are not regular files: refused before they are opened for reading, never waited on ------------
+
+def run_cli(module: str, *argv: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    """A CLI in a child process, under a timeout: a hostile input must not hang it."""
+    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def fifo(tmp_path, name="pipe.yaml"):
+    p = tmp_path / name
+    os.mkfifo(p)
+    return p
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """Fails, rather than hangs, if the block blocks (SIGALRM interrupts a blocked open)."""
+    def late(*_):
+        raise TimeoutError(f"still blocked after {seconds} s")
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_fifo_or_a_device_is_not_a_file_to_read(tmp_path):
+    p = fifo(tmp_path)
+    for path in (p, Path("/dev/zero"), tmp_path):
+        with within(10), pytest.raises(config.ConfigError) as info:
+            config.read_yaml(path)
+        assert info.value.reason.startswith("not a regular file ("), info.value.reason
+
+
+@pytest.mark.parametrize("where", ["scenario", "scenario's topology", "mrcctl plan", "mrcctl --tls-ca-cert"])
+def test_no_cli_waits_on_a_fifo(tmp_path, where):
+    pipe = fifo(tmp_path)
+    topo = REPO / "bmv2_configs" / "topologies" / "demo.yaml"
+    scen = tmp_path / "s.yaml"
+    scen.write_text(yaml.safe_dump({**BASE, "topology": pipe.name}))
+    argv = {"scenario": ("fabric_sim", str(pipe)), "scenario's topology": ("fabric_sim", str(scen)),
+            "mrcctl plan": ("control_plane.cli", "plan", str(pipe)),
+            "mrcctl --tls-ca-cert": ("control_plane.cli", "verify", str(topo), "--tls-ca-cert", str(pipe))}[where]
+    p = run_cli(*argv, cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "not a regular file (a FIFO)" in p.stderr.strip().splitlines()[-1], p.stderr
+
+
+# ---- duplicate keys: YAML says keys are unique, so a second one is refused, never silently the winner ----------
+
+@pytest.mark.parametrize("text, key, lines", [
+    ("duration_us: 10\nseed: 1\nduration_us: 20\n", "duration_us", (1, 3)),
+    ("topology:\n  planes: 1\n  planes: 2\n", "planes", (2, 3)),
+    ("devices: []\nname: x\ndevices: []\n", "devices", (1, 3)),
+])
+def test_a_duplicate_key_is_refused_naming_both_lines(tmp_path, text, key, lines):
+    f = tmp_path / "dup.yaml"
+    f.write_text(text)
+    for load in (scenario.load, topology.load):
+        assert refused(f, load).errors == [(str(f), f"key {key!r} is given twice (lines {lines[0]} and {lines[1]})")]
+
+
+def test_a_merge_key_may_be_overridden(tmp_path):
+    f = tmp_path / "merge.yaml"
+    f.write_text("base: &b {planes: 1, t0_per_plane: 1}\nt: {<<: *b, planes: 2}\n")
+    assert config.read_yaml(f)["t"] == {"planes": 2, "t0_per_plane": 1}
+
+
+# ---- huge integers: refused naming the field, the value cut -----------------------------------------------------
+
+@pytest.mark.parametrize("digits", [60, 4_000, 5_000, 50_000])
+def test_a_huge_integer_in_a_file_is_refused_naming_the_field(tmp_path, digits):
+    f = tmp_path / "t.yaml"
+    f.write_text(f"planes: 1\nt0_per_plane: 1\nt1_per_plane: {'7' * digits}\nhosts_per_t0: 2\n")
+    path, reason = refused(f, topology.load).errors[0]
+    assert path == "t1_per_plane" and reason == f"an integer of {digits:,} digits (7777777777...): too large", reason
+    s = tmp_path / "s.yaml"
+    s.write_text(f"topology: {SMALL}\nworkload: {{pattern: permutation, message_bytes: {'9' * digits}}}\n")
+    assert refused(s).errors[0][0] == "workload.message_bytes"
+
+
+def test_a_huge_integer_given_in_code_is_cut_in_the_error():
+    path, reason = error(seed=10**4000)
+    assert path == "seed" and len(reason) < 80 and reason.startswith("1000000000..."), reason
+
+
+# ---- what an error echoes: cut, no control characters; names are printable ----------------------------------------
+
+HOSTILE = "ok\nFAILED nothing, all good\x1b[2J" + "x" * 5000
+
+
+@pytest.mark.parametrize("patch", [
+    {"name": HOSTILE},
+    {"transports": [{"kind": "mrc", "name": HOSTILE}]},
+    {"transports": [{"kind": HOSTILE, "name": "t"}]},
+    {"workload": {"pattern": HOSTILE, "message_bytes": 1}},
+    {"events": [{"at_us": 1, "switch_down": HOSTILE}]},
+    {"topology": {**SMALL, "name": HOSTILE}},
+    {"topology": {**SMALL, "devices": [{"name": HOSTILE, "grpc": "127.0.0.1:1"}]}},
+    {"topology": {**SMALL, "devices": [{"name": "t0-p0-r0", "grpc": HOSTILE}]}},
+])
+def test_a_hostile_string_is_refused_and_echoed_cut_and_printable(patch):
+    path, reason = error(**patch)
+    line = f"{path}: {reason}"
+    assert len(line) < 320 and line.isprintable(), line
+
+
+@pytest.mark.parametrize("name", ["tab\there", "nl\n", "bell\a", "esc\x1b[1m", "c1\x85"])
+def test_names_allow_printable_characters_only(name):
+    for patch in ({"transports": [{"kind": "mrc", "name": name}]}, {"topology": {**SMALL, "name": name}}):
+        path, reason = error(**patch)
+        assert reason.startswith("expected printable characters"), (path, reason)
+
+
+def test_a_binary_name_is_not_a_string(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text(f"topology: {SMALL}\nworkload: {{pattern: permutation, message_bytes: 1}}\nname: !!binary aGVsbG8=\n")
+    assert refused(f).errors == [("name", "expected a string, got b'hello'")]
+
+
+def test_devices_given_as_a_map_says_a_list_is_expected():
+    path, reason = error(topology={**SMALL, "devices": {"t0-p0-r0": {"grpc": "127.0.0.1:1"}}})
+    assert (path, reason) == ("topology.devices", "expected a list")
+
+
+# ---- a sweep: every variant checked before the first run, one line per variant that fails; no sweep in a sweep --
+
+def test_variants_valid_alone_but_not_together_are_each_one_line():
+    sc = scenario.parse({**BASE, "events": [{"at_us": 5, "plane_down": 1}],
+                         "sweep": {"duration_us": [1000, 10, 20], "events[0].at_us": [5, 500]}})
+    with pytest.raises(config.ConfigError) as info:
+        scenario.variants(sc)
+    rule = "is after the run's end (duration_us {:g}): it would never be applied"
+    assert info.value.lines() == [
+        f"sweep [4/6] (duration_us=10 at_us=500): events[0].at_us: 500 {rule.format(10)}",
+        f"sweep [6/6] (duration_us=20 at_us=500): events[0].at_us: 500 {rule.format(20)}"]
+
+
+@pytest.mark.parametrize("key", ["sweep", "sweep.seed", "sweep.workload.messages"])
+def test_a_sweep_inside_a_sweep_is_refused(key):
+    path, reason = error(sweep={key: [{"seed": [1, 2]}] if key == "sweep" else [1, 2]})
+    assert (path, reason) == (f"sweep.{key}", "a sweep cannot set `sweep` (a sweep inside a sweep is not run)")
+
+
+# ---- values the run could not honour, refused before it ----------------------------------------------------------
+
+def test_a_workload_that_starts_after_the_run_is_refused():
+    rule = "150 is after the run's end (duration_us 100): it would never be applied"
+    assert error(duration_us=100, workload={"pattern": "permutation", "message_bytes": 1, "start_us": 150}) == \
+        ("workload.start_us", rule)
+    flows = [{"src": "nic-0", "dst": "nic-1"}, {"src": "nic-1", "dst": "nic-0", "start_us": 150}]
+    assert error(duration_us=100, workload={"pattern": "flows", "message_bytes": 1, "flows": flows}) == \
+        ("workload.flows[1].start_us", rule)
+
+
+def test_the_run_cache_folder_is_not_a_scenario_name():
+    assert error(name="cache") == ("name", "'cache' is the run cache's folder (results/cache): choose another name")
+
+
+def test_more_active_evs_than_a_qp_has_are_refused():
+    assert error(transports=[{"kind": "mrc", "evs_per_qp": 8, "ev_min_active": 65536}]) == \
+        ("transports[0].ev_min_active", "65536 is more than the QP's 8 EVs (evs_per_qp)")
+
+
+def test_a_file_of_many_plain_values_is_refused_without_blaming_aliases(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "MAX_NODES", 1000)  # the rule at a size that parses fast in pure-Python YAML
+    f = tmp_path / "many.yaml"
+    f.write_text("events: [" + "0," * 5000 + "]\n")
+    assert refused(f).reason == "more than 1,000 values: not a scenario or topology file"

@@ -1,4 +1,4 @@
-"""The Makefile quotes its variables (issue 24 item 8): a scenario path
+"""The Makefile quotes its variables: a scenario path
 with a space or a quote stays one argument."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mrcctl's subcommands and edges (issue 20 item 6, issue 24 item 7): each
+"""mrcctl's subcommands and edges: each
 command with its own options, errors in one line before any device is
 touched, and the faults a lab meets explained."""
 
@@ -198,3 +198,71 @@ def test_no_pipeline_is_explained(tmp_path, capsys, monkeypatch):
     assert one_line(capsys) == (
         "error: t0-p0-r0: no pipeline on device_id 7 at 127.0.0.1:9559 (No forwarding pipeline config set): "
         "either device_id is wrong for this server, or no pipeline was pushed (mrcctl install pushes one)")
+
+
+# ---- P4Runtime addresses: parsed once, where the topology or a flag is read ---------------------------------------
+
+@pytest.mark.parametrize("addr", ["127.0.0.1:\u00b2", "127.0.0.1:\u0663", "h:1:2", " 127.0.0.1:1", "127.0.0.1:1 ",
+                                  "unix:///tmp/s:1", "unix://host/s", "unix:", "::1:50051", "[::1]", "[nope]:1",
+                                  "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:+1", "h:", ":1", "a b:1",
+                                  "h\u00e9:1", "x" * 300 + ":1"])
+def test_an_address_that_can_never_work_is_refused(addr):
+    with pytest.raises(config.ConfigError) as info:
+        topology.parse({**ONE, "devices": [{"name": "t0-p0-r0", "grpc": addr}]})
+    [(path, reason)] = info.value.errors
+    assert path == "devices[0].grpc" and len(reason) < 200 and reason.isprintable(), reason
+
+
+@pytest.mark.parametrize("addr", ["127.0.0.1:1", "localhost:65535", "[::1]:50051", "[fe80::1]:9559",
+                                  "switch-1.lab.example:9559", "unix:/tmp/p4rt.sock", "unix:///tmp/p4rt.sock"])
+def test_addresses_that_may_work_are_kept_as_written(addr):
+    topo = topology.parse({**ONE, "devices": [{"name": "t0-p0-r0", "grpc": addr}]})
+    assert topo.devices["t0-p0-r0"].grpc_addr == addr
+
+
+def test_one_ipv6_address_written_two_ways_is_one_device():
+    devices = [{"name": "t0-p0-r0", "grpc": "[::1]:1"}, {"name": "t1-p0-s0", "grpc": "[0:0::1]:1"}]
+    with pytest.raises(config.ConfigError) as info:
+        topology.parse({**ONE, "devices": devices})
+    assert info.value.errors[0][0] == "devices[1].grpc"
+
+
+@pytest.mark.parametrize("value", ["-1", "0", str(2**128), str(2**200), "1e3", "\u0663", "1" * 5000, " 5", "ten"])
+def test_the_election_id_is_checked_as_parsed(capsys, value):
+    line = refused(capsys, "verify", str(DEMO), "--election-id", value)
+    assert line.startswith("mrcctl verify: error: argument --election-id: ") and len(line) < 200, line
+
+
+def test_the_largest_election_id_is_taken(monkeypatch):
+    seen = {}
+
+    async def each(topo, names, action, batch, election_id=10):
+        seen["id"] = election_id
+        return 0
+    monkeypatch.setattr(cli, "_each", each)
+    assert cli.main(["verify", str(DEMO), "--election-id", str(2**128 - 1)]) == 0
+    assert seen["id"] == 2**128 - 1
+
+
+@pytest.mark.parametrize("command", ["plan", "install", "verify", "diff"])
+def test_a_device_given_twice_is_refused(capsys, command):
+    line = refused(capsys, command, str(DEMO), "--device", "t0-p0-r0", "--device", "t0-p0-r0")
+    assert line == f"mrcctl {command}: error: argument --device: 't0-p0-r0' is given twice"
+
+
+# ---- plan --write: a folder that cannot take the tables is one line -------------------------------------------------
+
+@pytest.mark.parametrize("where", ["/proc/self", "/sys/kernel", "a folder in a table's place"])
+def test_plan_write_where_it_cannot_is_one_line(tmp_path, capsys, where):
+    if where.startswith("a folder"):
+        (tmp_path / "t0-p0-r0.json").mkdir()
+        where = str(tmp_path)
+    assert cli.main(["plan", str(DEMO), "--write", where]) == 2
+    line = one_line(capsys)
+    assert line.startswith("error: --write: ") and "Traceback" not in line, line
+
+
+def test_a_huge_device_name_is_echoed_cut(capsys):
+    assert cli.main(["plan", str(DEMO), "--device", "t0-p0-r0\x1b[2J" + "x" * 5000]) == 2
+    line = one_line(capsys)
+    assert line.startswith("error: --device: 't0-p0-r0\\x1b[2J") and len(line) < 300 and line.isprintable(), line

@@ -1,4 +1,4 @@
-"""The installed package works outside the checkout (issue 20 item 7): the
+"""The installed package works outside the checkout: the
 wheel carries the compiled P4 programs, topologies and scenarios as package
 data, found with importlib.resources, and no test package."""
 

@@ -1,5 +1,5 @@
 """mrc-sim and python -m mrc_paper refuse bad input in one line
-before any run starts (issue 24 item 1, issue 20 item 6)."""
+before any run starts."""
 
 from __future__ import annotations
 

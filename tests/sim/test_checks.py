@@ -1,4 +1,4 @@
-"""Issue 10's checks from first principles, on small fabrics: the ideal is
+"""The simulator's checks from first principles, on small fabrics: the ideal is
 a message at the NIC's line rate plus one base RTT; failures cost what
 the fabric loses, not more."""
 

@@ -3,10 +3,14 @@ refusal, before anything is built, of one that would not fit."""
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 import pytest
 
 from fabric_sim.runner import footprint
 from fabric_sim.runner import run as run_mod
+from fabric_sim.scenario import workload
 from fabric_sim.scenario.fields import ScenarioError
 from tests.sim.helpers import make
 
@@ -14,7 +18,7 @@ from tests.sim.helpers import make
 def test_the_estimate_sums_the_measured_cost_of_each_element():
     sc = make({"pattern": "permutation", "message_bytes": 1000})  # 4 planes x 4 T0 x 4 T1, 4 hosts per T0
     c = footprint.counts(sc.topology, 16)
-    assert c == {"nics": 16, "switches": 32, "cables": 4 * (4 * 4 + 16), "qps": 16}
+    assert c == {"nics": 16, "switches": 32, "cables": 4 * (4 * 4 + 16), "qps": 16, "messages": 0}
     heap = (footprint.BASE + 16 * footprint.PER_NIC + 32 * footprint.PER_SWITCH
             + 128 * footprint.PER_CABLE + 16 * footprint.PER_QP)
     assert footprint.estimate(sc.topology, 16) == int(heap * footprint.RSS_PER_HEAP)
@@ -35,7 +39,7 @@ def test_too_big_names_the_need_the_counts_and_the_free_memory():
     assert footprint.too_big(topo, 16, free=need) is None
     why = footprint.too_big(topo, 16, free=need - 1)
     assert why.startswith(
-        f"the fabric would need about {need / 2**20:.0f} MiB (16 NICs, 32 switches, 128 cables, 16 QPs)"
+        f"the run would need about {need / 2**20:.0f} MiB (16 NICs, 32 switches, 128 cables, 16 QPs, 0 messages)"
     )
     assert footprint.size(3 << 29) == "1.5 GiB" and footprint.size(5 << 20) == "5 MiB"
 
@@ -49,7 +53,7 @@ def test_a_run_too_big_for_the_machine_is_refused_before_the_fabric_is_built(mon
 
     monkeypatch.setattr(run_mod, "Fabric", never)
     with pytest.raises(
-        ScenarioError, match=r"^topology: the fabric would need about .* and this machine has 1 MiB free"
+        ScenarioError, match=r"^topology: the run would need about .* and this machine has 1 MiB free"
     ):
         run_mod.run(sc, sc.transports[0])
 
@@ -69,6 +73,82 @@ def test_mrc_sim_refuses_a_fabric_too_big_in_one_line_before_building(tmp_path, 
     monkeypatch.setattr(footprint, "available", lambda: 1 << 20)
     assert cli.main([str(cli.DEFAULT), "--out", str(tmp_path), "--quiet", "--no-plots"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("error: topology: the fabric would need about 7 MiB")
-    assert "(64 NICs, 128 switches, 1,024 cables, 64 QPs) and this machine has 1 MiB free" in err[0]
+    assert len(err) == 1 and err[0].startswith("error: topology: the run would need about 7 MiB")
+    assert "(64 NICs, 128 switches, 1,024 cables, 64 QPs, 64 messages) and this machine has 1 MiB free" in err[0]
     assert not (tmp_path / "results.json").exists()
+
+
+# ---- what a workload holds: messages counted without building, per-message costs held to a measurement ---------
+
+@pytest.mark.parametrize("w", [
+    {"pattern": "ring_allreduce", "message_bytes": 1 << 20, "chunk_bytes": 1024},
+    {"pattern": "ring_allreduce", "message_bytes": 3_000_001, "chunk_bytes": 4096, "messages": 2, "hosts": 5},
+    {"pattern": "ring_allreduce", "message_bytes": 7, "hosts": 3},
+    {"pattern": "ring_allreduce", "message_bytes": 100 << 20},
+    {"pattern": "all_to_all", "message_bytes": 1_000_000, "chunk_bytes": 3000, "messages": 3},
+    {"pattern": "sendrecv", "message_bytes": 1 << 20, "chunk_bytes": 1024},
+    {"pattern": "permutation", "message_bytes": 10, "messages": 7},
+    {"pattern": "incast", "message_bytes": 10, "messages": 3, "fan_in": 5},
+    {"pattern": "flows", "message_bytes": 10, "flows": [{"src": "nic-0", "dst": "nic-1", "messages": 4},
+                                                         {"src": "nic-2", "dst": "nic-1", "message_bytes": 5}]},
+])
+def test_messages_and_bytes_are_counted_exactly_without_building(w):
+    sc = make(w)
+    msgs = workload.build(sc.workload, 16, 1, 4)
+    assert footprint.messages(sc.workload, 16) == len(msgs)
+    assert footprint.offered_bytes(sc.workload, 16) == sum(m.size for m in msgs)
+
+
+def heap_per_message(build, small: int, large: int) -> float:
+    """Heap growth per message between two sizes of one workload (tracemalloc: Python objects only)."""
+    sizes = []
+    for n in (small, large):
+        gc.collect()
+        tracemalloc.start()
+        count = build(n)
+        sizes.append((count, tracemalloc.get_traced_memory()[1]))
+        tracemalloc.stop()
+    (n1, b1), (n2, b2) = sizes
+    return (b2 - b1) / (n2 - n1)
+
+
+MARGIN = 0.25  # the estimate's per-message cost within 25% of the measured one, never below 0.9 of it
+
+
+def within_margin(estimated: float, measured: float) -> bool:
+    return 0.9 * measured <= estimated <= (1 + MARGIN) * measured
+
+
+def test_a_collectives_messages_cost_what_the_estimate_says():
+    def ring(size):
+        sc = make({"pattern": "ring_allreduce", "message_bytes": size, "chunk_bytes": 1024, "hosts": 4})
+        return len(workload.build(sc.workload, 16, 1, 4))
+    measured = heap_per_message(ring, 256 << 10, 1 << 20)  # 3,072 and 12,288 messages
+    assert within_margin(footprint.PER_RELEASED, measured), measured
+
+
+def test_many_messages_posted_at_once_cost_what_the_estimate_says():
+    def run_to_start(per_pair):
+        sc = make({"pattern": "permutation", "message_bytes": 1000, "messages": per_pair}, duration_us=1, bins=2)
+        run_mod.run(sc, sc.transports[0])  # the peak: every message built and posted at time 0
+        return 16 * per_pair
+    measured = heap_per_message(run_to_start, 200, 800)  # 3,200 and 12,800 messages
+    assert within_margin(footprint.PER_MESSAGE, measured), measured
+
+
+@pytest.mark.parametrize("w", [
+    {"pattern": "ring_allreduce", "message_bytes": (4 << 30) - 1, "chunk_bytes": 1024},
+    {"pattern": "all_to_all", "message_bytes": 1 << 20, "messages": 100_000},
+    {"pattern": "sendrecv", "message_bytes": 64 << 20, "chunk_bytes": 1024, "messages": 1000},
+])
+def test_collectives_too_big_for_the_machine_are_refused_before_building(monkeypatch, w):
+    sc = make(w)
+    monkeypatch.setattr(footprint, "available", lambda: 16 << 30)  # 16 GiB free
+
+    def never(*a, **k):
+        raise AssertionError("the workload was built")
+    monkeypatch.setattr(workload, "build", never)
+    monkeypatch.setattr(run_mod, "Fabric", never)
+    with pytest.raises(ScenarioError, match=r"^topology: the run would need about [0-9.]+ GiB \(16 NICs, .* "
+                                            r"messages\) and this machine has 16.0 GiB free"):
+        run_mod.run(sc, sc.transports[0])

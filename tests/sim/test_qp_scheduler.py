@@ -10,6 +10,9 @@ from types import SimpleNamespace
 from fabric_sim.net.qp_scheduler import QpScheduler
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_ACK, OP_WRITE_ONLY
+from mrc_wire.segment import Segment
+from nic_model.ev import EvProfile, make_ev
+from nic_model.qp import Inflight, QueuePair
 from sim_core.sim import Sim
 
 A, B = bytes(16), bytes(15) + b"\x01"
@@ -67,16 +70,31 @@ def test_control_packets_pass_the_waiting_data():
 
 
 def test_a_packet_is_stamped_sent_when_it_leaves_the_scheduler():
-    """The endpoint's record of QP 3's PSN 1 (peer QP 7) says sent at 0; it waits 1 µs behind PSN 0,
-    marked not sent (infinity: no timer runs on it), and its record then says 1 µs, the start of its RTT."""
+    """QP 3 (peer QP 7) is told its PSN 1 waits behind PSN 0 (sent at once, as the endpoint said),
+    not sent (infinity: no timer runs on it), and then that it left at 1 µs, the start of its RTT."""
     sim, port, sched = setup()
-    copies = {0: SimpleNamespace(sent_at=0.0, retx=0), 1: SimpleNamespace(sent_at=0.0, retx=0)}
-    sched.endpoint = SimpleNamespace(qps={3: SimpleNamespace(peer_qpn=7, inflight=copies)})
+    told = []
+    qp = SimpleNamespace(peer_qpn=7, released=lambda psn, at: told.append((psn, at)))
+    sched.serve(SimpleNamespace(qps={3: qp}))
     sched.transmit(pkt(7, 0))
     sched.transmit(pkt(7, 1))
-    assert (copies[0].sent_at, copies[1].sent_at) == (0.0, math.inf)
+    assert told == [(1, math.inf)]
     sim.run(until=10)
-    assert (copies[0].sent_at, copies[1].sent_at) == (0.0, 1.0)
+    assert told == [(1, math.inf), (1, 1.0)]
+
+
+def test_a_qp_takes_a_release_time_for_its_latest_copy_and_a_resend_keeps_its_own_while_it_waits():
+    qp = QueuePair(3, 7, bytes(16), EvProfile([make_ev(0, 0)], {0: []}))
+    first, resend = Inflight(Segment(0, 1, 0, 1, OP_WRITE_ONLY, 1, None), 1, 0.0), \
+        Inflight(Segment(1, 1, 0, 1, OP_WRITE_ONLY, 1, None), 1, 2.0, retx=1)
+    qp.inflight.update({0: first, 1: resend})
+    qp.released(0, math.inf)
+    qp.released(1, math.inf)
+    assert (first.sent_at, resend.sent_at) == (math.inf, 2.0)
+    qp.released(0, 3.0)
+    qp.released(1, 3.0)
+    qp.released(5, 3.0)  # acknowledged meanwhile: nothing to tell
+    assert (first.sent_at, resend.sent_at) == (3.0, 3.0)
 
 
 def test_with_every_port_down_data_waits_for_the_next_packet_after_one_is_up():

@@ -91,8 +91,8 @@ def test_routing_reconvergence_moves_a_roce_qp_off_a_dead_spine():
     spines = []
 
     def paths(fab):
-        [[q]] = fab.qp_links.values()
-        spines.extend(ev_spine(prof.slots[0]) for prof in (q.prof_a, q.prof_b))
+        [qa], [qb] = fab.nics[0].endpoint.qps.values(), fab.nics[4].endpoint.qps.values()
+        spines.extend(ev_spine(prof.slots[0]) for prof in (qa.profile, qb.profile))
 
     r = _one(sc, hooks=[(0.0, paths)])
     # One QP: ECMP put its data on dead s1 and its ACKs on live s2, so one
