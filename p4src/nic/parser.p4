@@ -67,12 +67,12 @@ parser NicParser(PARSER_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
     }
     state parse_immdt { pkt.extract(hdr.immdt); transition accept; }
-    state parse_aeth  { pkt.extract(hdr.aeth); meta.control = 1; transition accept; }
-    state parse_seth  { pkt.extract(hdr.seth); pkt.extract(hdr.cc_state); meta.control = 1; transition accept; }
-    state parse_neth  { pkt.extract(hdr.neth); meta.control = 1; transition accept; }
-    state parse_peth  { pkt.extract(hdr.peth); meta.control = 1; transition accept; }
-    state parse_erth  { pkt.extract(hdr.erth); meta.control = 1; transition accept; }
-    state parse_eeth  { pkt.extract(hdr.eeth); meta.control = 1; transition accept; }
+    state parse_aeth  { pkt.extract(hdr.aeth); meta.is_control = 1; transition accept; }
+    state parse_seth  { pkt.extract(hdr.seth); pkt.extract(hdr.cc_state); meta.is_control = 1; transition accept; }
+    state parse_neth  { pkt.extract(hdr.neth); meta.is_control = 1; transition accept; }
+    state parse_peth  { pkt.extract(hdr.peth); meta.is_control = 1; transition accept; }
+    state parse_erth  { pkt.extract(hdr.erth); meta.is_control = 1; transition accept; }
+    state parse_eeth  { pkt.extract(hdr.eeth); meta.is_control = 1; transition accept; }
 }
 
 control NicDeparser(DEPARSER_PARAMS(nic_headers_t, nic_metadata_t)) {

@@ -39,7 +39,6 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 #include "trailing_ones.inc"
 #undef ONES
         }
-        size = ONES_TABLE_SIZE;
     }
     table trailing_ones1 {
         key = { x1 : ternary @name("word"); }
@@ -49,7 +48,6 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 #include "trailing_ones.inc"
 #undef ONES
         }
-        size = ONES_TABLE_SIZE;
     }
 
     apply {

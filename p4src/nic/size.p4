@@ -20,7 +20,6 @@
 #define RX_WORDS             16
 #define RX_WORD_REGISTER_SIZE    65536   // QP_TABLE_SIZE * RX_WORDS
 #define RX_REVERSE_REGISTER_SIZE 32768   // QP_TABLE_SIZE * 8
-#define ONES_TABLE_SIZE      65      // a trailing-ones table: one entry per count 0..64
 #define RX_REORDER_BUCKETS   25      // rx_reorder: arrivals by the bit length of their distance (the model's histogram)
 
 #endif

@@ -46,7 +46,7 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         }
         if (meta.drop == 1) {
             // counted by the caller
-        } else if (meta.control == 1) {
+        } else if (meta.is_control == 1) {
             meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];   // the host's EV
         } else {
             bit<16> turn;

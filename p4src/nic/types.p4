@@ -41,7 +41,7 @@ const bit<2> RX_OP_NONE = 0;
 const bit<2> RX_OP_DATA = 1;        // a data packet: mark, advance, coalesce
 const bit<2> RX_OP_PROBE = 2;       // a probe: read the state its answer carries
 const bit<2> RX_OP_SACK_SEEN = 3;   // a SACK for our data: its EV is a good reverse EV
-const bit<2> RX_NONE = 0;
+// rx_kind 0: the receiver saw no data packet
 const bit<2> RX_NEW = 1;
 const bit<2> RX_DUPLICATE = 2;
 const bit<2> RX_BEYOND = 3;
@@ -93,7 +93,7 @@ struct nic_metadata_t {
     bit<11>  dst_row;
     bit<1>   encap;        // set by transmit or the NACK path
     bit<1>   is_nack;
-    bit<1>   control;      // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
+    bit<1>   is_control;     // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
     bit<1>   gen;          // a packet the NIC made (NACK, SACK, probe answer): counted as such, not as tx
     bit<1>   notice;       // a trimmed packet's notice goes to the host
     bit<32>  trunc;        // bytes the packet is cut to (0: not cut)
