@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from control_plane.pipelines import BUILD_DIR, REPO, artifacts
@@ -54,7 +55,11 @@ def check_program(name: str, compiler: str) -> None:
         binary, extra = p4c_dpdk(), ["--arch", "pna", "-o", os.devnull]
     if binary is None:
         raise FileNotFoundError(f"{compiler} not found")
-    proc = subprocess.run([binary, *extra, CHECK_ONLY[name]], cwd=REPO, capture_output=True, text=True)
+    # In a folder of its own: p4c-dpdk writes a file per table with constant
+    # entries (the NIC receiver's trailing-ones tables) into its working folder.
+    with tempfile.TemporaryDirectory() as scratch:
+        proc = subprocess.run([binary, *extra, str(REPO / CHECK_ONLY[name])], cwd=scratch, capture_output=True,
+                              text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{compiler} failed for {name}:\n{proc.stderr}")
 
