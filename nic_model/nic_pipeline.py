@@ -295,7 +295,7 @@ class NicModel:
             return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
         outs = self._made(reply, ev, "sack" if kind != rx_track.BEYOND else "nack")
         if outs and kind == rx_track.NEW:
-            self.rx_count += 1
+            self.other_events["host_copy"] += 1
             outs.append(Output(HOST_PORT, frame[:14] + m.raw, False, m, pad))
         return outs
 

@@ -19,7 +19,7 @@ import finsy as fy
 
 from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members
 from control_plane.session import Session
-from mrc_wire.constants import HOST_PORT, NIC_EVENTS
+from mrc_wire.constants import HOST_PORT, NACK_TRIMMED, NACK_TRIMMED_LASTHOP, NIC_EVENTS
 
 SETTLE_TIMEOUT = 30.0  # seconds: only a device that lost a frame waits this long
 POLL_INTERVAL = 0.002
@@ -54,20 +54,28 @@ def switch_progress(session: Session, ports: Sequence[int]) -> Progress:
     return Progress(rx, tx, rx - drop)
 
 
+# The nic_events a frame ends ingress with, one each (or a nic_drops count).
+FRAME_EVENTS = ("tx", "rx", "nack", "sack", "probe_answer")
+
+
 def nic_progress(session: Session, ports: Sequence[int]) -> Progress:
-    """The NIC ends ingress with one nic_events (tx, rx, nack) or nic_drops
-    count per frame. A sent frame (tx) leaves on a plane port, a received
-    one (rx) on the host port, a NACK on both (itself, and the host's
-    notice); nic_port_tx counts each in egress. Egress is owed only on
+    """The NIC ends ingress with one nic_events (tx, rx, nack, sack,
+    probe_answer) or nic_drops count per frame. A sent frame (tx), a NACK,
+    a SACK and a probe answer leave on a plane port; a received frame (rx),
+    the copy of new data a SACK was made from (host_copy) and a trimmed
+    packet's notice (a NACK of reason TRIMMED or TRIMMED_LASTHOP) on the
+    host port; nic_port_tx counts each in egress. Egress is owed only on
     `ports` (all of them, or the plane ports alone)."""
     reasons = sorted(enum_members(session.switch.p4info, NIC_DROP_ENUM).values())
     cells = [("nic_events", i) for i in range(len(NIC_EVENTS))] + [(NIC_DROP_COUNTER, i) for i in reasons]
+    cells += [("nack_reasons", r) for r in (NACK_TRIMMED, NACK_TRIMMED_LASTHOP)]
     c = _packets(session, cells + [("nic_port_tx", p) for p in ports])
     ev = {name: c[("nic_events", i)] for i, name in enumerate(NIC_EVENTS)}
     drops = sum(c[(NIC_DROP_COUNTER, i)] for i in reasons)
-    due = (ev["rx"] + ev["nack"] if HOST_PORT in ports else 0) + \
-        (ev["tx"] + ev["nack"] if any(p != HOST_PORT for p in ports) else 0)
-    return Progress(sum(ev.values()) + drops, sum(c[("nic_port_tx", p)] for p in ports), due)
+    notices = c[("nack_reasons", NACK_TRIMMED)] + c[("nack_reasons", NACK_TRIMMED_LASTHOP)]
+    due = (ev["rx"] + ev["host_copy"] + notices if HOST_PORT in ports else 0) + \
+        (ev["tx"] + ev["nack"] + ev["sack"] + ev["probe_answer"] if any(p != HOST_PORT for p in ports) else 0)
+    return Progress(sum(ev[e] for e in FRAME_EVENTS) + drops, sum(c[("nic_port_tx", p)] for p in ports), due)
 
 
 class Settler:

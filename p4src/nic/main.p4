@@ -76,7 +76,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 }
                 if (meta.host_copy == 1) {
                     MIRROR_KEEP(NOTICE_SESSION);   // the new data, to the host (decapsulated in egress)
-                    nic_events.count(NEV_RX);
+                    nic_events.count(NEV_HOST_COPY);
                 }
             } else {
                 ev_stats.apply();

@@ -171,6 +171,11 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         } else if (hdr.inner.dst_hi != meta.my_addr_hi || hdr.inner.dst_lo != meta.my_addr_lo) {
             drop(nic_drop_reason_t.NOT_FOR_ME);
         }
+        if (meta.drop == 0 && meta.is_control == 0) {
+            if (!hdr.meth.isValid()) {
+                drop(nic_drop_reason_t.BAD_INNER);   // an opcode MRC does not define
+            }
+        }
         if (meta.drop == 0) {
             qp_peer.apply();
             meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];

@@ -79,16 +79,18 @@ def test_decapsulated_counts_one_rx_event(nic_target):
     assert _delta(ev0, nic_target) == {"tx": 0, "rx": 3, "nack": 0}
 
 
-def test_offloaded_data_counts_rx_and_sack_and_its_second_copy_a_duplicate(nic_target):
-    """QP 1's receiver is the NIC's: its data (asking for an ACK) goes to the host and is SACKed; a second
-    copy is a duplicate, SACKed at once and not handed to the host."""
-    counted = ("rx", "sack", "duplicate")
+def test_offloaded_data_counts_sack_and_host_copy_and_its_second_copy_a_duplicate(nic_target):
+    """QP 1's receiver is the NIC's: its data (asking for an ACK) becomes a SACK and its copy goes to the
+    host; a second copy is a duplicate, SACKed at once and not handed to the host. One frame-event each
+    (sack), the copy and the duplicate counted beside (host_copy, duplicate), none as rx."""
+    counted = ("rx", "sack", "duplicate", "host_copy")
     nic_target.set_reverse(QPN, REVERSE & 7, REVERSE)
     before = {e: nic_target.event_count(e) for e in counted}
     port = N.plane_port(REVERSE & 7)
     out = nic_target.burst([(port, bytes(from_fabric(PEER, ME, REVERSE, qpn=QPN)))] * 2)
     assert sorted(p for p, _ in out) == sorted([N.HOST_PORT, port, port])
-    assert {e: nic_target.event_count(e) - before[e] for e in counted} == {"rx": 1, "sack": 2, "duplicate": 1}
+    assert {e: nic_target.event_count(e) - before[e] for e in counted} == {"rx": 0, "sack": 2, "duplicate": 1,
+                                                                           "host_copy": 1}
 
 
 def _stub(dscp: int) -> bytes:
@@ -137,7 +139,7 @@ def test_port_tx_counts_frames_as_they_leave(bmv2_nic):
     """nic_port_tx (the BMv2 top's egress counter, no model twin): packets
     by egress port, and bytes as BMv2 counts them: the packet_length the
     frame entered the pipeline with, whatever this pass cut or removed
-    (the NACK leaves 122 bytes long, the notice 216, each counted 256)."""
+    (the NACK leaves 138 bytes long, the notice 216, each counted 256)."""
     t = bmv2_nic
     t.reset()
     ports = [N.HOST_PORT, N.plane_port(REVERSE & 7)]
@@ -145,5 +147,5 @@ def test_port_tx_counts_frames_as_they_leave(bmv2_nic):
     out = t.burst([(N.plane_port(REVERSE & 7), _stub(TOPO.dscp["trimmed"]))])
     sent = {p: (sum(1 for q, _ in out if q == p), sum(len(f) for q, f in out if q == p)) for p in ports}
     got = {p: tuple(a - b for a, b in zip(t.session.counter("nic_port_tx", p), before[p], strict=True)) for p in ports}
-    assert sent == {N.HOST_PORT: (1, 256 - 40), N.plane_port(REVERSE & 7): (1, 122)}
+    assert sent == {N.HOST_PORT: (1, 256 - 40), N.plane_port(REVERSE & 7): (1, 14 + 40 + 40 + 8 + 12 + 20 + 4)}
     assert got == {N.HOST_PORT: (1, 256), N.plane_port(REVERSE & 7): (1, 256)}
