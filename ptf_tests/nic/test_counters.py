@@ -2,6 +2,7 @@
 the per-EV and per-plane packet and byte counters; and the transmit drops
 that only a missing table entry reaches: no_ev, unknown_row, no_plane."""
 
+import pytest
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -79,6 +80,7 @@ def test_decapsulated_counts_one_rx_event(nic_target):
     assert _delta(ev0, nic_target) == {"tx": 0, "rx": 3, "nack": 0}
 
 
+@pytest.mark.bmv2_knob("the receiver's reverse EVs (BMv2 Thrift register_write rx_reverse)")
 def test_offloaded_data_counts_sack_and_host_copy_and_its_second_copy_a_duplicate(nic_target):
     """QP 1's receiver is the NIC's: its data (asking for an ACK) becomes a SACK and its copy goes to the
     host; a second copy is a duplicate, SACKed at once and not handed to the host. One frame-event each

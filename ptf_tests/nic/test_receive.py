@@ -1,6 +1,7 @@
 """NIC receive: decapsulation, CE copy, trimmed data to NACK, bad input;
 the receiver the NIC runs for an offloaded QP (its SACK, exact)."""
 
+import pytest
 from scapy.layers.inet import TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -88,6 +89,7 @@ def _expected_sack(data: Ether, cum: int, bitmap: int, m: int, ooo: int, rcvd: i
     return bytes(encapsulated(IPv6(bytes(sack)), REVERSE, ME, PEER, D["control"], 0))
 
 
+@pytest.mark.bmv2_knob("the receiver's reverse EVs (BMv2 Thrift register_write rx_reverse)")
 def test_offloaded_data_goes_to_the_host_and_is_sacked_on_the_reverse_ev(nic_target):
     """QP 1's receiver is the NIC's: PSN 9 (1,000 bytes, asking for an ACK) arrives with PSNs 0-8
     missing: to the host, and SACKed at once (the ack-request bit) on plane 1's reverse EV: cum 0,
@@ -100,6 +102,7 @@ def test_offloaded_data_goes_to_the_host_and_is_sacked_on_the_reverse_ev(nic_tar
     nic_target.verify_no_other_packets()
 
 
+@pytest.mark.bmv2_knob("the receiver's reverse EVs (BMv2 Thrift register_write rx_reverse)")
 def test_outer_ce_is_echoed_in_the_offloaded_qps_sack(nic_target):
     """CE copied to the inner header of QP 1's data: the NIC's SACK carries SETH m=1 (skip once)."""
     nic_target.set_reverse(QPN, 1, REVERSE)

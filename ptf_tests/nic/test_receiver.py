@@ -9,6 +9,7 @@ plane set first, so each SACK's path is known."""
 
 from __future__ import annotations
 
+import pytest
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -18,6 +19,9 @@ from mrc_wire import dissect
 from mrc_wire.constants import ACK_BYTES, NACK_PSN_OOR_WINDOW, OP_NACK, OP_SACK, RX_WINDOW
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.nic_fabric import ME, PEER, PEER_QPN, PROFILE, QPN, TOPO, carrier, encapsulated, from_fabric
+
+# The reverse EVs are set first: on a remote device that needs a register write it cannot do.
+pytestmark = pytest.mark.bmv2_knob("the receiver's reverse EVs (BMv2 Thrift register_write rx_reverse)")
 
 EV = PROFILE.home[3]  # data arrives on plane 1
 PLANE = EV & 7

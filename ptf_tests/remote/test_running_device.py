@@ -30,7 +30,8 @@ SUITES = {
                fy.P4TableEntry("usid_route", match=fy.Match(locator=0xFCBB_BBBB_0999),
                                action=fy.Action("set_port", port=T0_PORTS[-1]))),
     "nic": ("ptf_tests/nic", nic_fabric.PORTS, P.NIC_TABLES, P.NIC_DEFAULTS,
-            fy.P4TableEntry("qp_peer", match=fy.Match(qpn=4000), action=fy.Action("set_peer", qpn=4001))),
+            fy.P4TableEntry("qp_peer", match=fy.Match(qpn=4000),
+                            action=fy.Action("set_peer", qpn=4001, qp_index=0, offload=0, follow=0, ack_bytes=0))),
 }
 
 
