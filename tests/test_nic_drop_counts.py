@@ -17,6 +17,7 @@ from testbed.targets import NicCounters
 
 CELLS = {
     ("nic_events", 0): 3, ("nic_events", 1): 2, ("nic_events", 2): 1,  # tx, rx, nack
+    ("nack_reasons", 1): 1,  # the NACK is a trim's: its notice goes to the host too
     ("nic_drops", 0): 1, ("nic_drops", 8): 4,  # malformed, not_for_me
     ("nic_drops", 12): 5,  # no reason has this index: never read
     ("nic_port_tx", 0): 3, ("nic_port_tx", 1): 4,

@@ -19,6 +19,7 @@ from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
 from sim_core.realtime import RealClock
 from testbed.links import host_poller, sock
+from testbed.targets import RX_REGISTERS
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
 ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
@@ -47,16 +48,22 @@ class Fabric(Bmv2Fabric):
         return N.QpSpec(qpn, peer, tuple(prof.home), tuple(e for pool in prof.backups.values() for e in pool))
 
     def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes], Endpoint, Endpoint]:
-        """Send `data` from NIC A's endpoint to NIC B's; return what B got."""
+        """Send `data` from NIC A's endpoint to NIC B's; return what B got.
+        Each exchange starts its QPs at PSN 0: the NICs' receivers forget the last one's."""
+        for n in (A_NIC, B_NIC):
+            rt = self.devices[A.nic_name(n)].runtime()
+            for reg in RX_REGISTERS:
+                rt.register_reset(reg)
         host = {n: sock(self.devices[A.nic_name(n)].host_iface(N.HOST_PORT)) for n in (A_NIC, B_NIC)}
         got: list[bytes] = []
         eps: dict[int, Endpoint] = {}
 
         clock = RealClock(host_poller(host, eps))
+        # The NICs' receivers send SACKs on the reverse EVs the hosts write (rx_reverse).
         eps[A_NIC] = Endpoint(clock, addr(A_NIC), lambda raw: host[A_NIC].send(ETH + raw), **TIMERS,
-                              slot_sink=self.nics[A_NIC].slots)
+                              slot_sink=self.nics[A_NIC].slots, reverse_sink=self.nics[A_NIC].reverse)
         eps[B_NIC] = Endpoint(clock, addr(B_NIC), lambda raw: host[B_NIC].send(ETH + raw), **TIMERS,
-                              on_message=lambda q, m, d: got.append(d))
+                              on_message=lambda q, m, d: got.append(d), reverse_sink=self.nics[B_NIC].reverse)
         eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), self.profiles[A_NIC])
         eps[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), self.profiles[B_NIC])
         eps[A_NIC].send_message(A_QPN, data)
