@@ -33,7 +33,8 @@ NOT_HELD_YET = {
     "fig13.stays_out": "the model restores EV-A after 3 good probes, which a 20% loss allows (gallery: cause)",
     "fig17.mrc_best": "MRC's window ramps slower than RoCE at line rate (gallery: cause); NSCC is to fix it",
     "fig19b.track": "on one plane the flow stalls after a cut (gallery: cause)",
-    "fig19b.mapped": "the QPs keep sending on the cut paths' EVs (gallery: cause)",
+    "fig19b.mapped": "holds in the gallery since the NIC's receiver answers on the data's reverse EV, but no small "
+                     "fig19b run exists here to switch its mechanism off",
     "fig19c.track": "the rate on the two links left falls short of their share, not traced (gallery: cause)",
 }
 ABLATED = sorted(c.id for c in CLAIMS.values() if c.ablation is not None)
