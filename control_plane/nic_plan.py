@@ -10,9 +10,19 @@ from dataclasses import dataclass, field
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-from mrc_wire.constants import ACK_BYTES, HOST_PORT, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, plane_port
+from mrc_wire.constants import (
+    ACK_BYTES,
+    EV_HEALTH_SLOTS,
+    HOST_PORT,
+    NIC_MAX_QPS,
+    NIC_MAX_SLOTS,
+    NOTICE_SESSION,
+    ev_plane,
+    plane_port,
+)
 from mrc_wire.entries import (
     DestRow,
+    EvSlots,
     EvStats,
     NicConfig,
     NoticeSession,
@@ -38,6 +48,12 @@ class QpSpec:
     offload: bool = True
     follow: bool = True
     ack_bytes: int = ACK_BYTES
+    # The NIC's data plane keeps the slots' health and passes over the
+    # unusable ones (at most EV_HEALTH_SLOTS slots), keeping `min_active`;
+    # `skip_on_mark`: a SACK's congestion mark skips the EV once.
+    health: bool = False
+    min_active: int = 1
+    skip_on_mark: bool = False
 
 
 @dataclass
@@ -50,10 +66,32 @@ class NicState:
     slots: list[SlotEv] = field(default_factory=list)
     ev_stats: list[EvStats] = field(default_factory=list)
     peers: list[QpPeer] = field(default_factory=list)
+    ev_slots: list[EvSlots] = field(default_factory=list)
     notice: NoticeSession = field(default_factory=lambda: NoticeSession(NOTICE_SESSION, HOST_PORT))
 
     def entries(self) -> list[object]:
-        return [*self.rows, *self.planes, *self.qps, *self.slots, *self.ev_stats, *self.peers, self.config]
+        return [*self.rows, *self.planes, *self.qps, *self.slots, *self.ev_stats, *self.peers, *self.ev_slots,
+                self.config]
+
+
+def plane_words(planes: list[int]) -> tuple[int, int, int]:
+    """The three plane-bit words of a rotation whose slot s is on plane
+    planes[s] (bit s of word k: bit k of that plane): what the data plane
+    reads to find a plane's slots."""
+    b0 = b1 = b2 = 0
+    for s, p in enumerate(planes):
+        b0 |= (p & 1) << s
+        b1 |= (p >> 1 & 1) << s
+        b2 |= (p >> 2 & 1) << s
+    return b0, b1, b2
+
+
+def ev_slot_entries(qp_index: int, slots: tuple[int, ...] | list[int]) -> list[EvSlots]:
+    """ev_slots of a QP whose slot s holds slots[s]: each EV's slot bits."""
+    bits: dict[int, int] = {}
+    for s, ev in enumerate(slots):
+        bits[ev] = bits.get(ev, 0) | 1 << s
+    return [EvSlots(qp_index, ev, b) for ev, b in bits.items()]
 
 
 # DestRow entries are the same for every NIC but its own row's: one object
@@ -103,9 +141,16 @@ def nic_state(topo: Topology, nic: int, qps: list[QpSpec] = ()) -> NicState:  # 
         if n == 0 or n & (n - 1):
             raise ValueError(f"QP {qp.qpn}: {n} EVs, not a power of two")
         # Outgoing packets name the peer's QP in BTH.dqpn: that is the key.
-        st.qps.append(QpEv(qp.peer_qpn, index, base, n - 1))
+        if qp.health and n > EV_HEALTH_SLOTS:
+            raise ValueError(f"QP {qp.qpn}: health in the data plane covers {EV_HEALTH_SLOTS} slots, "
+                             f"not its {n} EVs")
+        st.qps.append(QpEv(qp.peer_qpn, index, base, n - 1, qp.health, qp.min_active,
+                           plane_words([ev_plane(ev) for ev in qp.evs]) if qp.health else (0, 0, 0)))
         st.slots += [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)]
-        st.peers.append(QpPeer(qp.qpn, qp.peer_qpn, index, qp.offload, qp.follow, qp.ack_bytes))
+        st.peers.append(QpPeer(qp.qpn, qp.peer_qpn, index, qp.offload, qp.follow, qp.ack_bytes, qp.health,
+                               qp.health and qp.skip_on_mark))
+        if qp.health:
+            st.ev_slots += ev_slot_entries(index, qp.evs)
         base += n
     evs = sorted({ev for qp in qps for ev in (*qp.evs, *qp.backups)})
     st.ev_stats = [EvStats(ev) for ev in evs]

@@ -12,7 +12,7 @@ from mrc_wire import entries as E
 # Tables the switch plan owns: reconcile reads and diffs exactly these.
 SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
 SWITCH_DEFAULTS = ("congestion_config",)
-NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer")
+NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer", "ev_slots")
 NIC_DEFAULTS = ("nic_config",)
 # What mrcctl reconciles on a NIC: the tables the topology decides. The QP
 # tables (qp_ev, slot_ev, ev_stats, qp_peer) belong to EV control at run
@@ -69,17 +69,22 @@ def to_p4(entry: object) -> fy.P4TableEntry:  # noqa: C901 (one flat case per en
             return fy.P4TableEntry("plane_port", match=fy.Match(plane=plane),
                                    action=fy.Action("set_plane", port=port, src_hi=src >> 64, src_lo=src & LO64,
                                                     src_mac=smac, dst_mac=dmac))
-        case E.QpEv(qpn, index, base, mask):
+        case E.QpEv(qpn, index, base, mask, health, min_active, (b0, b1, b2)):
             return fy.P4TableEntry(
-                "qp_ev", match=fy.Match(qpn=qpn), action=fy.Action("set_qp", qp_index=index, base=base, mask=mask)
-            )
+                "qp_ev", match=fy.Match(qpn=qpn),
+                action=fy.Action("set_qp", qp_index=index, base=base, mask=mask, health=int(health),
+                                 min_active=min_active, plane_bit0=b0, plane_bit1=b1, plane_bit2=b2))
+        case E.EvSlots(index, ev, slots):
+            return fy.P4TableEntry("ev_slots", match=fy.Match(qp_index=index, ev=ev),
+                                   action=fy.Action("set_slots", slots=slots))
         case E.SlotEv(slot, ev):
             return fy.P4TableEntry("slot_ev", match=fy.Match(slot=slot), action=fy.Action("set_ev", ev=ev))
         case E.EvStats(ev):
             return fy.P4TableEntry("ev_stats", match=fy.Match(ev=ev), action=fy.Action("count_ev"))
-        case E.QpPeer(qpn, peer, index, offload, follow, ack_bytes):
+        case E.QpPeer(qpn, peer, index, offload, follow, ack_bytes, health, skip_on_mark):
             return fy.P4TableEntry("qp_peer", match=fy.Match(qpn=qpn), action=fy.Action(
-                "set_peer", qpn=peer, qp_index=index, offload=int(offload), follow=int(follow), ack_bytes=ack_bytes))
+                "set_peer", qpn=peer, qp_index=index, offload=int(offload), follow=int(follow), ack_bytes=ack_bytes,
+                health=int(health), skip_on_mark=int(skip_on_mark)))
     raise TypeError(f"no P4 table for {entry!r}")
 
 

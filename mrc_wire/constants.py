@@ -176,6 +176,22 @@ NIC_MAX_SLOTS: Final = 65536  # slot_ev table (16-bit slot index)
 RX_WORDS: Final = 16
 RX_WINDOW: Final = RX_WORDS * 64
 RX_ADVANCE_STEPS: Final = 2
+# Path health in the NIC (p4src/nic/ev_health.p4, nic_model/ev_health.py):
+# a bit per slot of a QP's rotation, so a QP whose data plane keeps its
+# EVs' health has at most EV_HEALTH_SLOTS slots. The states and reasons of
+# the EV events it reports (its digest; mrc_ctl's EV event).
+EV_HEALTH_SLOTS: Final = 64
+EVS_GOOD: Final = 0
+EVS_SKIP: Final = 1
+EVS_ASSUMED_BAD: Final = 2
+EVS_PLANE_DOWN: Final = 3
+EV_STATE_NAMES: Final = ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN")
+EVR_CONGESTION: Final = 1  # a SACK's congestion mark (SETH m: skip once)
+EVR_TRIMMED: Final = 2  # a TRIMMED NACK
+EVR_ROTATION: Final = 3  # the rotation passed over a slot set to skip once
+EVR_PORT_STATUS: Final = 4  # the peer's port status (ERTH)
+EV_REASON_NAMES: Final = {EVR_CONGESTION: "congestion_mark", EVR_TRIMMED: "nack_trimmed", EVR_ROTATION: "rotation",
+                          EVR_PORT_STATUS: "peer_port_status"}
 
 
 def plane_port(plane: int) -> int:

@@ -89,10 +89,18 @@ class PlanePort:
 
 @dataclass(slots=True)
 class QpEv:
+    """A QP's rotation: its slots base .. base + mask. With `health`, the
+    data plane passes over slots that are not usable (nic_model/ev_health.py),
+    keeping `min_active` of them; `plane_bits` says which slot is on which
+    plane (bit s of word k: bit k of slot s's plane)."""
+
     qpn: int  # the destination QP as the host's packets carry it (the peer's)
     qp_index: int
     base: int
     mask: int
+    health: bool = False
+    min_active: int = 0
+    plane_bits: tuple[int, int, int] = (0, 0, 0)
 
 
 @dataclass(slots=True)
@@ -119,6 +127,21 @@ class QpPeer:
     offload: bool = False
     follow: bool = False
     ack_bytes: int = 0
+    # The data plane's path health (nic_model/ev_health.py): a TRIMMED NACK
+    # and the peer's port status act on the QP's slots (`health`); so does
+    # a SACK's congestion mark (`skip_on_mark`: MRC skipping a marked EV
+    # once, not swapping it, which the host does).
+    health: bool = False
+    skip_on_mark: bool = False
+
+
+@dataclass(slots=True)
+class EvSlots:
+    """ev_slots: the slots (bit s: slot s of the QP) that hold `ev`."""
+
+    qp_index: int
+    ev: int
+    slots: int
 
 
 @dataclass(slots=True)

@@ -51,7 +51,7 @@ from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
-from nic_model.qp import Inflight, QueuePair
+from nic_model.qp import UNSENT, Inflight, QueuePair
 from nic_model.recovery import LossRecovery
 from nic_model.stats import Stats
 from sim_core.sim import Sim
@@ -88,7 +88,9 @@ class Endpoint(W.PacketHost):
                  on_error: Callable[[int, str], None] | None = None,
                  on_place: Callable[[int, int, int, int], None] | None = None,
                  slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None,
-                 reverse_sink: Callable[[int, int, int], None] | None = None):
+                 reverse_sink: Callable[[int, int, int], None] | None = None,
+                 bad_sink: Callable[[int, int], None] | None = None,
+                 port_sink: Callable[[int], None] | None = None):
         self.sim = sim
         self.addr_bytes = _addr(addr)
         self.addr = str(ipaddress.IPv6Address(self.addr_bytes))
@@ -112,6 +114,13 @@ class Endpoint(W.PacketHost):
         # register: its receiver's SACKs for data on a plane leave on it),
         # (QP, plane, EV); the NIC moves them itself as data and SACKs arrive.
         self.reverse_sink = reverse_sink
+        # Health mode (EvProfile.health): the NIC's registers the host writes,
+        # the QP's slots assumed bad (QP, slot bits: the ev_bad word) and the
+        # planes of this NIC's ports that are down (the port_down register).
+        self.bad_sink = bad_sink
+        self.port_sink = port_sink
+        self._bad_pushed: dict[int, int] = {}
+        self._by_peer: dict[int, QueuePair] = {}  # peer QP number -> QP (sent_on)
         self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
@@ -178,17 +187,17 @@ class Endpoint(W.PacketHost):
         return msg_id
 
     def _send_segment(self, qp: QueuePair, seg: Segment, retx: bool) -> None:
-        ev = qp.profile.next_ev()
+        # In health mode the NIC's data plane picks the EV when it sends
+        # the copy, and says which (sent_on); until then it is UNSENT.
+        health = qp.profile.health
+        ev = UNSENT if health else qp.profile.next_ev()
         old = qp.inflight.get(seg.psn)
         inf = Inflight(seg, ev, self.sim.now, (old.retx + 1) if old else 0, old.timeouts if old else 0)
         qp.inflight[seg.psn] = inf
         qp.sendq.append(inf)
-        q = qp.by_ev.get(ev)
-        if q is None:
-            q = qp.by_ev[ev] = deque()
-        q.append(inf)
+        if not health:
+            self._on_ev(qp, inf)
         qp.tx_active_at = self.sim.now
-        qp.ev_tx[ev] += 1
         self.stats.sent += 1
         self.stats.retransmits += retx
         # Ask for an ACK when the window is full (nothing more goes out until
@@ -198,13 +207,34 @@ class Endpoint(W.PacketHost):
         pad = seg.length + ICRC_LEN if seg.payload is None and self.elide else 0
         payload = seg.payload if seg.payload is not None else b"" if pad else ZEROS[:seg.length]
         ext = W.data_ext(seg.msg_id, seg.offset, seg.msg_len, timestamp(self.sim.now), qp.peer_qpn)
-        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, ev,
+        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, max(ev, 0),
                       seg.opcode, qp.peer_qpn, seg.psn, ext, payload, ackreq=ackreq, pad=pad, retx=int(retx))
         if pad:
             self.transmit(raw, pad)
         else:
             self.transmit(raw)  # a NIC that carries whole frames (BMv2) takes the packet alone
         self._arm_timer()
+
+    def _on_ev(self, qp: QueuePair, inf: Inflight) -> None:
+        q = qp.by_ev.get(inf.ev)
+        if q is None:
+            q = qp.by_ev[inf.ev] = deque()
+        q.append(inf)
+        qp.ev_tx[inf.ev] += 1
+
+    def sent_on(self, peer_qpn: int, psn: int, ev: int) -> None:
+        """The NIC sent the copy of `psn` to QP `peer_qpn` on `ev` (health
+        mode: its data plane picked the slot)."""
+        qp = self._by_peer.get(peer_qpn)
+        if qp is None:
+            self._by_peer = {q.peer_qpn: q for q in self.qps.values()}
+            qp = self._by_peer.get(peer_qpn)
+            if qp is None:
+                return
+        inf = qp.inflight.get(psn)
+        if inf is not None and inf.ev == UNSENT:
+            inf.ev = ev
+            self._on_ev(qp, inf)
 
     def _pump(self, qp: QueuePair) -> None:
         if qp.error is not None:
@@ -234,6 +264,10 @@ class Endpoint(W.PacketHost):
         self._push_slots(qp)
 
     def _push_slots(self, qp: QueuePair) -> None:
+        bad = qp.profile.bad_slots
+        if self.bad_sink is not None and bad != self._bad_pushed.get(qp.qpn, 0):
+            self._bad_pushed[qp.qpn] = bad
+            self.bad_sink(qp.qpn, bad)
         if self.slot_sink is not None:
             done = self._slots_pushed.get(qp.qpn, 0)
             if len(qp.profile.slot_writes) > done:
@@ -257,11 +291,16 @@ class Endpoint(W.PacketHost):
 
     # ---- port state (paths.py) ------------------------------------------------
     def port_down(self, plane: int) -> None:
-        """This NIC's port of `plane` went down (PathState.port_down)."""
+        """This NIC's port of `plane` went down (PathState.port_down); in
+        health mode the NIC's data plane passes over its slots (port_sink)."""
         self.paths.port_down(plane)
+        if self.port_sink is not None:
+            self.port_sink(self.paths.ports_down)
 
     def port_up(self, plane: int) -> None:
         self.paths.port_up(plane)
+        if self.port_sink is not None:
+            self.port_sink(self.paths.ports_down)
 
     # ---- timers (recovery.py: timeouts, tail probes; paths.py: probes) ------
     def _arm_timer(self) -> None:

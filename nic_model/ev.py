@@ -72,6 +72,14 @@ class EvProfile:
     ecn_swap: bool = False
     # When set (a function giving the time), `times[i]` is when log[i] happened.
     clock: Callable[[], float] | None = None
+    # Health mode (with mirror): the NIC's data plane keeps the slots'
+    # health (nic_model/ev_health.py) and picks each packet's slot: it skips
+    # an EV once on a congestion mark or a TRIMMED NACK, and passes over
+    # slots whose plane is down and slots the host marks bad. The profile
+    # then writes a spare into a lost EV's slots, or, with none, marks them
+    # bad (`bad_slots`, the host's register word); it never moves a slot to
+    # another plane (the data plane's plane bits stay true).
+    health: bool = False
 
     slots: list[int] = field(default_factory=list)
     state: dict[int, EvState] = field(default_factory=dict)
@@ -83,6 +91,7 @@ class EvProfile:
     slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
+    bad_slots: int = 0  # health mode: the slots the data plane passes over as assumed bad (bit s: slot s)
     _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
     _planes_of: int = -1
 
@@ -159,6 +168,8 @@ class EvProfile:
         if event is EvEvent.ECN and st is EvState.GOOD and self.ecn_swap and self._swap(ev):
             return
         if event in (EvEvent.ECN, EvEvent.NACK_TRIMMED) and st is EvState.GOOD:
+            if self.health:
+                return  # the data plane skips it once (its EV event says so)
             self._set(ev, event, EvState.SKIP)
             if self.mirror:  # the data plane skips it by a rewrite for one rotation
                 self._vacate(ev)
@@ -217,6 +228,12 @@ class EvProfile:
     def _write(self, slot: int, ev: int) -> None:
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
+        self.bad_slots &= ~(1 << slot)  # a new EV in the slot: usable again
+
+    def _mark_bad(self, slot: int) -> None:
+        """Health mode: the data plane passes over `slot` (its EV is assumed
+        bad and no spare took its place) until the slot is rewritten."""
+        self.bad_slots |= 1 << slot
 
     def _vacate(self, ev: int) -> None:
         """Give every slot now using `ev` a GOOD spare of the same plane,
@@ -230,6 +247,12 @@ class EvProfile:
             if cur != ev:
                 continue
             spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
+            if self.health:
+                if spare is None or ev_spine(spare) in suspect:
+                    self._mark_bad(i)  # the data plane passes over it
+                else:
+                    self._write(i, spare)
+                continue
             if spare is not None and ev_spine(spare) in suspect and self.mirror:
                 spare = self._double_up(ev, suspect) or spare
             if spare is None:
@@ -257,6 +280,10 @@ class EvProfile:
         for i, h in enumerate(self.home):
             if h == ev and self.slots[i] != ev:
                 self._write(i, ev)
+        if self.bad_slots:  # health mode: slots it kept while bad are usable again
+            for i, cur in enumerate(self.slots):
+                if cur == ev:
+                    self.bad_slots &= ~(1 << i)
 
     def active(self) -> int:
         """Distinct GOOD EVs in the rotation now."""
@@ -269,7 +296,8 @@ class EvProfile:
         evs = [ev for ev in self.state if ev_plane(ev) == plane and self.state[ev] is not EvState.PLANE_DOWN]
         for ev in evs:
             self._set(ev, EvEvent.PLANE_DOWN, EvState.PLANE_DOWN)
-        self._spread_dead()
+        if not self.health:  # in health mode the data plane passes over the plane's slots
+            self._spread_dead()
 
     def plane_up(self, plane: int) -> None:
         """The port is back: its EVs return to GOOD and to their home slots,
@@ -278,7 +306,8 @@ class EvProfile:
             if ev_plane(ev) == plane and st is EvState.PLANE_DOWN:
                 self._set(ev, EvEvent.PLANE_UP, EvState.GOOD)
                 self._return_home(ev)
-        self._spread_dead()
+        if not self.health:
+            self._spread_dead()
 
     def _spread_dead(self) -> None:
         """Every slot whose home EV's plane is down goes to the live planes

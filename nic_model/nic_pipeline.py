@@ -8,7 +8,7 @@ and works on raw frames: port 0 faces the host, plane p uses its plane port.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, NamedTuple
 
 from mrc_wire import entries as N
@@ -16,7 +16,10 @@ from mrc_wire import packet as W
 from mrc_wire.constants import (
     DATA_OPCODES,
     ECN_CE,
+    EP_PORT_STATUS,
     ETH_LEN,
+    EVR_CONGESTION,
+    EVR_TRIMMED,
     EXT_LEN,
     HOST_PORT,
     NACK_BYTES,
@@ -30,9 +33,11 @@ from mrc_wire.constants import (
     OP_NACK,
     OP_PROBE,
     OP_SACK,
+    SETH_M_SKIP_ONCE,
 )
 from mrc_wire.usid import carrier_int, path_sids
 from nic_model import rx_track
+from nic_model.ev_health import EvChange, EvHealth
 from nic_model.rx_track import RxTrack
 
 
@@ -69,6 +74,9 @@ class NicModel:
         self.slots: dict[int, int] = {}
         self.peers: dict[int, N.QpPeer] = {}  # local QP number -> its qp_peer entry
         self.rx = RxTrack()  # the receiver's registers (nic_model/rx_track.py)
+        self.health = EvHealth()  # the path-health registers and ev_slots (nic_model/ev_health.py)
+        self._slot_qp: dict[int, N.QpEv] = {}  # slot -> the QP whose range holds it (health QPs)
+        self._pick_sink: Callable[[int, int, int], None] | None = None
         self.rotation: Counter[int] = Counter()
         # The P4's ev_stats and plane counters as plain numbers (one lookup
         # per packet, not four Counter updates); read as Counters below.
@@ -93,24 +101,57 @@ class NicModel:
                 case N.PlanePort():
                     self.planes[e.plane] = e
                 case N.QpEv():
-                    self.qps[e.qpn] = e
+                    self._install_qp(e)
                 case N.SlotEv():
-                    self.slots[e.slot] = e.ev
+                    self.write_slots([(e.slot, e.ev)])
                 case N.QpPeer():
                     self.peers[e.qpn] = e
                     self.rx.ensure(e.qp_index)
-                case N.EvStats() | N.NoticeSession():
-                    pass
+                case N.EvStats() | N.NoticeSession() | N.EvSlots():
+                    pass  # ev_slots: the model keeps it from slot_ev (write_slots)
                 case _:
                     raise TypeError(f"not a NIC table entry: {e!r}")
+
+    def _install_qp(self, e: N.QpEv) -> None:
+        self.qps[e.qpn] = e
+        if e.health:  # ev_slots of its range, from slot_ev as it stands
+            self.health.ensure(e.qp_index)
+            for s in range(e.base, e.base + e.mask + 1):
+                self._slot_qp[s] = e
+                if s in self.slots:
+                    self.health.move(e.qp_index, s - e.base, None, self.slots[s])
 
     def write_slots(self, writes: Iterable[tuple[int, int]]) -> None:
         """Modify slot_ev entries, (slot, EV) each: what `install` does with
         SlotEv entries, without building one per write (the endpoint
         rewrites slots on every EV state change)."""
-        slots = self.slots
+        slots, owner = self.slots, self._slot_qp
         for slot, ev in writes:
+            qp = owner.get(slot) if owner else None
+            if qp is not None:
+                self.health.move(qp.qp_index, slot - qp.base, slots.get(slot), ev)
             slots[slot] = ev
+
+    # ---- the host's writes and reads of path health (ev_health.p4) ----
+    def set_bad(self, qpn: int, slots: int) -> None:
+        """The host's word of local QP `qpn`'s slots assumed bad (ev_bad)."""
+        qp = self.peers.get(qpn)
+        if qp is not None:
+            self.health.bad[qp.qp_index] = slots
+
+    def set_port_down(self, planes: int) -> None:
+        """The planes of this NIC's own ports that are down (port_down)."""
+        self.health.port_down = planes
+
+    def on_pick(self, sink: Callable[[int, int, int], None]) -> None:
+        """Call `sink(peer QP, PSN, EV)` for each data packet of a health QP
+        sent: the EV its data plane picked (the host's sender records it)."""
+        self._pick_sink = sink
+
+    def ev_changes(self) -> list[EvChange]:
+        """The EV events the data plane made since the last call (its digests)."""
+        out, self.health.changes = self.health.changes, []
+        return out
 
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
         """The host's write of local QP `qpn`'s reverse EV of `plane` (the
@@ -188,10 +229,16 @@ class NicModel:
             return self._send(bytearray(raw), m.ev, m.dscp, 0, pad)
         else:
             turn = self.rotation[qp.qp_index]
-            self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
-            ev = self.slots.get(qp.base + (turn & qp.mask))
+            if qp.health:
+                slot, self.rotation[qp.qp_index] = self.health.pick(qp, turn)
+            else:
+                slot = turn & qp.mask
+                self.rotation[qp.qp_index] = (turn + 1) & 0xFFFF
+            ev = self.slots.get(qp.base + slot)
             if ev is None:
                 return self._drop("no_ev")
+            if qp.health and self._pick_sink is not None:
+                self._pick_sink(m.dqpn, m.psn, ev)
         # ECT(0) on data only: an opcode that is neither data nor control is
         # sprayed like data but not ECN-capable (as the P4: hdr.data invalid).
         return self._send(bytearray(raw), ev, m.dscp, 2 if m.opcode in DATA_OPCODES else 0, pad)
@@ -272,17 +319,47 @@ class NicModel:
             m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
             self.other_events["ce_copy"] += 1
         qp = self.peers.get(m.dqpn)
-        if qp is not None and qp.offload:
-            if m.is_data:
-                return self._track(frame, m, qp, pad)
-            if m.opcode == OP_PROBE:
-                reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
-                return self._made(reply, ev, "probe_answer")
-            if m.opcode == OP_SACK and qp.follow and not m.probe_response:
-                ev = m.sack()[0]  # our data got through on it: the reverse EV of its plane
-                self.rx.set_reverse(qp.qp_index, ev & 7, ev)
+        if qp is not None:
+            if qp.offload:
+                made = self._offloaded(frame, m, qp, pad)
+                if made is not None:
+                    return made
+            if qp.health:
+                self._evidence(qp, m)
         self.rx_count += 1
         return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
+
+    def _offloaded(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output] | None:
+        """The receiver's part (rx_track.p4): what it makes of data and
+        probes (None: the packet goes on to the host); a SACK for our data
+        moves the reverse EV of its plane."""
+        if m.is_data:
+            return self._track(frame, m, qp, pad)
+        if m.opcode == OP_PROBE:
+            reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
+            return self._made(reply, ev, "probe_answer")
+        if m.opcode == OP_SACK and qp.follow and not m.probe_response:
+            ev = m.sack()[0]  # our data got through on it: the reverse EV of its plane
+            self.rx.set_reverse(qp.qp_index, ev & 7, ev)
+        return None
+
+    def _evidence(self, qp: N.QpPeer, m: W.Mrc) -> None:
+        """Path health (ev_health.p4): what a packet for our sender says of
+        its paths. A SACK's congestion mark or a TRIMMED NACK skips the EV
+        once; the peer's port status (ERTH) says which planes are down there."""
+        op = m.opcode
+        if op == OP_SACK and qp.skip_on_mark and not m.probe_response:
+            ev, mark = m.sack()[:2]
+            if mark == SETH_M_SKIP_ONCE:
+                self.health.mark_skip(qp.qp_index, ev, EVR_CONGESTION)
+        elif op == OP_NACK:
+            ev, reason, _ = m.nack()
+            if reason == NACK_TRIMMED:
+                self.health.mark_skip(qp.qp_index, ev, EVR_TRIMMED)
+        elif op == OP_EP_REQUEST:
+            ep_op, down = m.endpoint_op()
+            if ep_op == EP_PORT_STATUS:
+                self.health.port_status(qp.qp_index, down & 0xFF)
 
     def _track(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output]:
         """Receive step 3 (nic_model/rx_track.py): the QP's receive

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from mrc_wire import packet as W
 from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, ev_plane
 from nic_model.ev import EvEvent
-from nic_model.qp import Inflight, QueuePair
+from nic_model.qp import UNSENT, Inflight, QueuePair
 from nic_model.stats import Stats
 from sim_core.sim import Sim
 
@@ -163,7 +163,7 @@ class PathState:
         qp.profile.plane_down(plane)
         self._push_slots(qp)
         for inf in qp.sendq:
-            if ev_plane(inf.ev) == plane and qp.outstanding(inf):
+            if inf.ev != UNSENT and ev_plane(inf.ev) == plane and qp.outstanding(inf):
                 self._lost(qp, inf, None)
         self._pump(qp)
 

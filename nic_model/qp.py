@@ -7,13 +7,17 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mrc_wire.constants import RX_WINDOW
 from mrc_wire.psn import PSN_MASK, psn_add
 from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
+
+# An in-flight copy's EV before the NIC says which it took (health mode:
+# its data plane picks the slot when it sends; Endpoint.sent_on).
+UNSENT: Final = -1
 
 
 @dataclass(slots=True)

@@ -61,13 +61,13 @@ def test_switch_action_parameters(entry, action, params):
      {"block": 0xFCBBBB00, "my_row": 5, "my_addr_hi": ADDR >> 64, "my_addr_lo": ADDR & (2**64 - 1),
       "dscp_control": 46, "dscp_trimmed": 16, "dscp_trimmed_lasthop": 18}),
     (E.DestRow(9, False), "set_row", {"same_row": 0, "row": 9}),
-    (E.QpEv(0x123, 4, 64, 15), "set_qp", {"qp_index": 4, "base": 64, "mask": 15}),
+    (E.QpEv(0x123, 4, 64, 15, True, 2, (0xAA, 0xCC, 0xF0)), "set_qp",
+     {"qp_index": 4, "base": 64, "mask": 15, "health": 1, "min_active": 2, "plane_bit0": 0xAA,
+      "plane_bit1": 0xCC, "plane_bit2": 0xF0}),
     (E.SlotEv(65, 0x1234_5679), "set_ev", {"ev": 0x1234_5679}),
-    pytest.param(E.QpPeer(0x123, 0x456, 3, True, False, 16384), "set_peer",
-                 {"qpn": 0x456, "qp_index": 3, "offload": 1, "follow": 0, "ack_bytes": 16384},
-                 marks=pytest.mark.xfail(
-                     "qp_index" not in _params("nic", "set_peer"), strict=True,
-                     reason="the committed NIC P4Info predates the receiver in the P4 (set_peer(qpn) only)")),
+    (E.QpPeer(0x123, 0x456, 3, True, False, 16384, True, True), "set_peer",
+     {"qpn": 0x456, "qp_index": 3, "offload": 1, "follow": 0, "ack_bytes": 16384, "health": 1, "skip_on_mark": 1}),
+    (E.EvSlots(3, 0x1234_5679, 0x8001), "set_slots", {"slots": 0x8001}),
 ])
 def test_nic_action_parameters(entry, action, params):
     got_action, _, got = _wire("nic", entry)

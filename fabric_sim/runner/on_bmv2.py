@@ -159,7 +159,9 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     if reason:
         raise ScenarioError(sc.source, f"cannot run on BMv2: {reason}")
     wall = time.perf_counter()
-    plan = wiring.describe(sc, t)
+    # No path health in the NICs' data planes: the host here cannot learn
+    # which EV each packet took (its profile mirrors the plain rotation).
+    plan = wiring.describe(sc, t, nic_health=False)
     topo = plan.topo
     fab = Bmv2Fabric(topo, plan.specs)
     try:

@@ -94,7 +94,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
         sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
             if tr.scheduled and ecfg.tx_backlog else None
         return Site(sim, A.nic_address(topo, n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
-                    sc.seed + n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse)
+                    sc.seed + n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse,
+                    node.model)
 
     hosts = wiring.endpoints(plan, [node.n for node in fab.nics if node.slot_base], site)
     for n, host in hosts.items():

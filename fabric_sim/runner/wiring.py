@@ -43,14 +43,15 @@ class RunPlan:
         return self.sc.events
 
 
-def describe(sc: Scenario, t: Transport) -> RunPlan:
-    """The run of transport `t` of `sc`: its messages and QP plan."""
+def describe(sc: Scenario, t: Transport, *, nic_health: bool = True) -> RunPlan:
+    """The run of transport `t` of `sc`: its messages and QP plan (`nic_health`: qps.plan's)."""
     tr = kinds.of(t)
     topo = t.topology or sc.topology  # a transport may bring its own fabric
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, sc.endpoint.ack_bytes)
+    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, sc.endpoint.ack_bytes,
+                            nic_health)
     return RunPlan(sc, t, tr, topo, msgs, qpp, links, specs)
 
 

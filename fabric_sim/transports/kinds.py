@@ -124,7 +124,11 @@ def _mrc_endpoint(site: Site, ablate: frozenset[str]) -> Endpoint:
         on_place=site.on_place,
         slot_sink=site.slot_sink,
         reverse_sink=site.reverse_sink,
+        bad_sink=site.health.set_bad if site.health is not None else None,
+        port_sink=site.health.set_port_down if site.health is not None else None,
     )
+    if site.health is not None:
+        site.health.on_pick(ep.sent_on)  # the NIC's data plane picks each data packet's EV
     if sched is not None:
         sched.serve(ep)  # the scheduler tells the MRC endpoint when its copies leave
     return ep

@@ -28,7 +28,7 @@ from control_plane.topology import Topology
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
-from mrc_wire.constants import ACK_BYTES, ev_plane, ev_spine
+from mrc_wire.constants import ACK_BYTES, EV_HEALTH_SLOTS, ev_plane, ev_spine
 from nic_model.cc import CongestionControl
 from nic_model.ev import EvProfile, make_ev
 from nic_model.host import Host
@@ -84,16 +84,20 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
             prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
     prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
+    # The NIC's data plane keeps the slots' health (EV state on, a rotation it covers).
+    prof.health = t.ev_state and len(prof.home) <= EV_HEALTH_SLOTS
     return prof
 
 
 def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-         pins: dict[tuple[int, int], Pin] | None = None, ack_bytes: int = ACK_BYTES,
+         pins: dict[tuple[int, int], Pin] | None = None, ack_bytes: int = ACK_BYTES, nic_health: bool = True,
          ) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
     """Every pair's QPs and, per NIC, the QPs its plan must hold. A pinned
     pair's sending QPs use the pin (MRC); its receiving side is as usual.
     The NIC's receiver tracks the QPs of a transport that offloads it,
-    SACKing every `ack_bytes` of payload."""
+    SACKing every `ack_bytes` of payload. `nic_health` False: the NICs'
+    data planes keep no path health (a back end whose host cannot learn
+    the EV each packet took, BMv2); the host's profile mirrors the rotation."""
     rng = random.Random(seed)
     specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
@@ -105,12 +109,15 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
             pa = tr.profile(topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
             sending[a] = sending.get(a, 0) + 1
             pb = tr.profile(topo, b, a, k, rng)
+            if not nic_health:
+                pa.health = pb.health = False
             link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
             qpn += 2
             for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
                 spare = tuple(e for pool in prof.backups.values() for e in pool)
                 specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare, tr.offloads_receiver,
-                                                        prof.enabled, ack_bytes))
+                                                        prof.enabled, ack_bytes, prof.health, prof.min_active,
+                                                        not prof.ecn_swap))
             links.append(link)
         out[(a, b)] = links
     return out, specs

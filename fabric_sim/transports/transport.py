@@ -48,6 +48,19 @@ class Site:
     on_place: Callable[[int, int, int, int], None]
     slot_sink: Callable[[int, list[tuple[int, int]]], None]
     reverse_sink: Callable[[int, int, int], None]  # (QP, plane, EV): the NIC's rx_reverse register
+    # Path health in the NIC's data plane (nic_model/ev_health.py), where the back end has it: the
+    # NIC's registers the host writes, and where the NIC says which EV each data packet took.
+    health: NicHealth | None = None
+
+
+class NicHealth(Protocol):
+    """The host's side of the NIC's path-health registers (NicModel's)."""
+
+    def set_bad(self, qpn: int, slots: int) -> None: ...  # the QP's slots assumed bad (ev_bad)
+
+    def set_port_down(self, planes: int) -> None: ...  # this NIC's ports down (port_down)
+
+    def on_pick(self, sink: Callable[[int, int, int], None]) -> None: ...  # (peer QP, PSN, EV) of each data packet
 
 
 class Transport(Protocol):

@@ -205,6 +205,7 @@ const bit<8> NACK_PSN_OOR_WINDOW  = 0x0B;
 const bit<4> NETH_CC_TYPE = 2;    // as both readings fill it
 const bit<2> SETH_M_NONE = 0;     // SETH m: the congestion mark
 const bit<2> SETH_M_SKIP_ONCE = 1;
+const bit<2> EP_PORT_STATUS = 0;  // ERTH op: the sender's port status
 
 // Header lengths, named once (bytes).
 const bit<16> UDP_BYTES  = 8;

@@ -44,6 +44,8 @@ typedef PortId_t port_t;
 // counts a data packet's payload from its IPv6 payload length.
 #define FRAME_BYTES       ((bit<32>)hdr.outer.payload_len + 14 + 40)
 #define REGISTER(T, N)    Register<T, bit<32>>(N)
+// PNA packs a digest in the main deparser (nic_pna.p4's): here nothing.
+#define SEND_DIGEST(T, v)
 #define REG_READ(r, dst, i)  dst = r.read(i)
 #define REG_WRITE(r, i, v)   r.write(i, v)
 #define COUNTER_PACKETS(N)       Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
@@ -76,6 +78,7 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define MIRROR_KEEP(s)    clone_preserving_field_list(CloneType.I2E, s, 1)
 #define FRAME_BYTES       sm.packet_length
 #define REGISTER(T, N)    register<T>(N)
+#define SEND_DIGEST(T, v)    digest<T>(1, v)
 #define REG_READ(r, dst, i)  r.read(dst, i)
 #define REG_WRITE(r, i, v)   r.write(i, v)
 #define COUNTER_PACKETS(N)       counter(N, CounterType.packets)

@@ -28,6 +28,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 
     COUNTER_PACKETS_BYTES(NUM_PLANES) plane_tx;
     COUNTER_PACKETS(NUM_NACK_REASONS) nack_reasons;
+    COUNTER_PACKETS(NUM_EV_EVENT_REASONS) ev_event_reasons;   // EV events by reason (EVR_*)
     DIRECT_COUNTER_PACKETS_BYTES ev_tx;
 
     action count_ev() { ev_tx.count(); }
@@ -40,6 +41,8 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     Transmit() tx;
+    EvHealth() health;
+    Spray() spray;
     Receive() rx;
     Encap() encap;
 
@@ -52,6 +55,12 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             tx.apply(hdr, meta, STD_META);
         } else {
             rx.apply(hdr, meta, STD_META);
+        }
+        if (meta.h_op != HEALTH_NONE) {
+            health.apply(hdr, meta, STD_META);   // the rotation's pick, or a packet's evidence
+        }
+        if (meta.drop == 0 && IN_PORT == HOST_PORT) {
+            spray.apply(hdr, meta, STD_META);
         }
         if (meta.drop == 0 && meta.encap == 1) {
             encap.apply(hdr, meta, STD_META);
@@ -90,6 +99,10 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             nic_events.count(NEV_DUPLICATE);
         } else if (meta.rx_kind == RX_BEYOND) {
             nic_events.count(NEV_BEYOND_WINDOW);
+        }
+        if (meta.ev_digest == 1) {
+            SEND_DIGEST(ev_event_t, meta.ev_event);   // an EV event, to the control plane
+            ev_event_reasons.count((bit<32>)meta.ev_event.reason);
         }
         if (meta.drop == 1) {
             nic_drops.count((bit<32>)(bit<8>)meta.drop_reason);

@@ -5,6 +5,7 @@
 #include "types.p4"
 #include "parser.p4"
 #include "encap.p4"
+#include "ev_health.p4"
 #include "tx.p4"
 #include "rx_track.p4"
 #include "rx.p4"

@@ -21,7 +21,10 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 
     bit<24> peer_qpn = 0;
     bit<1> peer_hit = 0;
-    action set_peer(bit<24> qpn, bit<16> qp_index, bit<1> offload, bit<1> follow, bit<32> ack_bytes) {
+    action set_peer(bit<24> qpn, bit<16> qp_index, bit<1> offload, bit<1> follow, bit<32> ack_bytes,
+                    bit<1> health, bit<1> skip_on_mark) {
+        meta.rx_health = health;
+        meta.rx_skip_on_mark = skip_on_mark;
         peer_qpn = qpn;
         peer_hit = 1;
         meta.rx_index = qp_index;
@@ -231,6 +234,29 @@ control Receive(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             }
             if (meta.rx_op != RX_OP_NONE) {
                 track.apply(hdr, meta, STD_META);
+            }
+            // Path health (ev_health.p4, applied by main.p4): what this
+            // packet says of our sender's paths.
+            meta.h_qp = meta.rx_index;
+            if (peer_hit == 0 || meta.rx_health == 0) {
+                // no health kept for the QP
+            } else if (hdr.seth.isValid()) {
+                if (meta.rx_skip_on_mark == 1 && hdr.seth.pr == 0 && hdr.seth.m == SETH_M_SKIP_ONCE) {
+                    meta.h_op = HEALTH_SKIP;
+                    meta.h_ev = hdr.seth.entropy;
+                    meta.h_reason = EVR_CONGESTION;
+                }
+            } else if (hdr.neth.isValid()) {
+                if (hdr.neth.nack_reason == NACK_TRIMMED) {
+                    meta.h_op = HEALTH_SKIP;
+                    meta.h_ev = hdr.neth.entropy;
+                    meta.h_reason = EVR_TRIMMED;
+                }
+            } else if (hdr.erth.isValid()) {
+                if (hdr.erth.op == EP_PORT_STATUS) {
+                    meta.h_op = HEALTH_PORTS;
+                    meta.h_down = hdr.erth.port_status_mask[7:0];
+                }
             }
             bit<16> ts = 0;
             if (hdr.tseth.isValid()) {

@@ -20,6 +20,12 @@
 #define RX_WORDS             16
 #define RX_WORD_REGISTER_SIZE    65536   // QP_TABLE_SIZE * RX_WORDS
 #define RX_REVERSE_REGISTER_SIZE 32768   // QP_TABLE_SIZE * 8
+// Path health (ev_health.p4): a bit per slot of a QP's rotation in 64-bit
+// registers, so a QP the data plane keeps health for has at most 64 slots.
+#define EV_HEALTH_SLOTS      64
+#define EV_SLOTS_TABLE_SIZE  65536   // ev_slots: (QP, EV) -> its slots, one per slot at most
+#define NIC_WIDE             1       // port_down: one word for the NIC
+#define NUM_EV_EVENT_REASONS 8       // ev_event_reasons: every EVR_* value
 #define RX_REORDER_BUCKETS   25      // rx_reorder: arrivals by the bit length of their distance (the model's histogram)
 
 #endif

@@ -1,32 +1,59 @@
-// Transmit (host to fabric), steps 1 and 2 of DESIGN.md section 5: data
-// takes the next slot of its QP's rotation (a power-of-two slot table);
-// control (ACK, SACK, NACK, probe, endpoint request and response) goes on the EV the host wrote into their inner
-// headers (UDP source port and flow label): a reverse EV of the QP, or the
-// EV a probe tests. The EV goes into the inner headers (step 4); Encap
-// (applied once, in main.p4) builds the carrier and the outer header.
+// Transmit (host to fabric), steps 1 and 2 of DESIGN.md section 5, in two
+// controls around the rotation (ev_health.p4, which owns each QP's turn):
+// Transmit finds the QP (qp_ev) and asks the rotation for data's slot;
+// Spray reads the slot's EV (a power-of-two slot table per QP) or, for
+// control (ACK, SACK, NACK, probe, endpoint request and response), takes
+// the EV the host wrote into its inner headers (UDP source port and flow
+// label): a reverse EV of the QP, or the EV a probe tests. The EV goes into
+// the inner headers (step 4); Encap (applied once, in main.p4) builds the
+// carrier and the outer header.
 #ifndef MRC_NIC_TX_P4
 #define MRC_NIC_TX_P4
 
 control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
-    REGISTER(bit<16>, QP_TABLE_SIZE) qp_rotation;   // next slot of each QP
-
     action drop(nic_drop_reason_t reason) {
         meta.drop = 1;
         meta.drop_reason = reason;
     }
 
-    bit<16> slot_base = 0;
-    bit<16> slot_mask = 0;
-    action set_qp(bit<16> qp_index, bit<16> base, bit<16> mask) {
+    // health: the data plane passes over slots that are not usable (ev_health.p4),
+    // keeping min_active; plane_bit0..2: which slot is on which plane.
+    action set_qp(bit<16> qp_index, bit<16> base, bit<16> mask, bit<1> health, bit<8> min_active,
+                  bit<64> plane_bit0, bit<64> plane_bit1, bit<64> plane_bit2) {
         meta.qp_index = qp_index;
-        slot_base = base;
-        slot_mask = mask;
+        meta.slot = base;
+        meta.h_mask = mask;
+        meta.h_mask8 = mask[7:0];
+        meta.h_health = health;
+        meta.h_min_active = min_active;
+        meta.h_plane0 = plane_bit0;
+        meta.h_plane1 = plane_bit1;
+        meta.h_plane2 = plane_bit2;
     }
     table qp_ev {
         key = { hdr.bth.dqp : exact @name("qpn"); }
         actions = { set_qp; @defaultonly drop; }
         const default_action = drop(nic_drop_reason_t.UNKNOWN_QP);
         size = QP_TABLE_SIZE;
+    }
+
+    apply {
+        if (!hdr.bth.isValid()) {
+            drop(nic_drop_reason_t.NOT_MRC);
+        } else {
+            qp_ev.apply();
+        }
+        if (meta.drop == 0 && meta.is_control == 0) {
+            meta.h_op = HEALTH_PICK;   // data: the rotation picks its slot
+            meta.h_qp = meta.qp_index;
+        }
+    }
+}
+
+control Spray(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    action drop(nic_drop_reason_t reason) {
+        meta.drop = 1;
+        meta.drop_reason = reason;
     }
 
     // What the control plane rewrites to retire or restore an EV.
@@ -39,20 +66,10 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     apply {
-        if (!hdr.bth.isValid()) {
-            drop(nic_drop_reason_t.NOT_MRC);
-        } else {
-            qp_ev.apply();
-        }
-        if (meta.drop == 1) {
-            // counted by the caller
-        } else if (meta.is_control == 1) {
+        if (meta.is_control == 1) {
             meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];   // the host's EV
         } else {
-            bit<16> turn;
-            REG_READ(qp_rotation, turn, (bit<32>)meta.qp_index);
-            REG_WRITE(qp_rotation, (bit<32>)meta.qp_index, turn + 1);
-            meta.slot = slot_base + (turn & slot_mask);
+            meta.slot = meta.slot + meta.h_slot;   // the QP's base + the rotation's pick
             slot_ev.apply();
         }
         if (meta.drop == 0) {

@@ -51,6 +51,33 @@ const bit<24> SACK_BITS = 64;              // PSNs a SACK's bitmap shows
 const bit<8> SETH_MPR = RX_WORDS / 2;      // RX_WINDOW in SETH's units of 128 PSNs
 const bit<16> SACK_OFFSET = 2;             // the bitmap starts at cack_psn + 2 (docs/nic.md)
 
+// Path health (ev_health.p4): what it is asked to do; the states and
+// reasons of the EV events it reports (mrc_wire.constants EVS_*, EVR_*).
+const bit<2> HEALTH_NONE = 0;
+const bit<2> HEALTH_PICK = 1;    // transmit: the rotation's next usable slot
+const bit<2> HEALTH_SKIP = 2;    // a congestion mark or a TRIMMED NACK: the EV's slots skip once
+const bit<2> HEALTH_PORTS = 3;   // the peer's port status
+const bit<8> EVS_GOOD = 0;
+const bit<8> EVS_SKIP = 1;
+const bit<8> EVR_CONGESTION = 1;
+const bit<8> EVR_TRIMMED = 2;
+const bit<8> EVR_ROTATION = 3;
+const bit<8> EVR_PORT_STATUS = 4;
+
+// An EV event: one state change the data plane made, to the control
+// plane as a digest (control_plane/ev_events.py turns it into mrc_ctl's
+// per-EV events: the QP's slots and planes name the EVs).
+struct ev_event_t {
+    bit<16> qp_index;
+    bit<8>  reason;
+    bit<32> ev;          // the EV it names (0: the slots or planes say)
+    bit<64> slots;       // the QP's slots it changed
+    bit<8>  old_state;
+    bit<8>  new_state;
+    bit<8>  planes_down; // port status: planes down at the peer now, not before
+    bit<8>  planes_up;   // ... and back
+}
+
 // A NACK built from a trimmed stub: Ethernet, both IPv6 headers, UDP, BTH,
 // NETH and the ICRC (mrc_wire.constants.NACK_BYTES).
 const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 20 + 4;
@@ -116,6 +143,26 @@ struct nic_metadata_t {
     bit<32>  rx_length;    // the data packet's payload bytes
     bit<6>   outer_dscp;
     bit<2>   outer_ecn;
+    // Path health (ev_health.p4): the QP's entries, what the stage is asked, what it found.
+    bit<1>   rx_health;
+    bit<1>   rx_skip_on_mark;
+    bit<1>   h_health;     // the QP's slots have health (else the plain rotation)
+    bit<2>   h_op;
+    bit<16>  h_qp;
+    bit<32>  h_ev;
+    bit<8>   h_reason;
+    bit<16>  h_mask;
+    bit<8>   h_mask8;      // h_mask and h_turn in 8 bits: shift amounts (p4c-dpdk's limit)
+    bit<8>   h_turn8;
+    bit<8>   h_min_active;
+    bit<64>  h_plane0;
+    bit<64>  h_plane1;
+    bit<64>  h_plane2;
+    bit<16>  h_turn;       // in: the rotation's turn; out: the next one
+    bit<16>  h_slot;       // out: the slot within the QP
+    bit<8>   h_down;
+    bit<1>   ev_digest;
+    ev_event_t ev_event;
 }
 
 #endif

@@ -1,0 +1,153 @@
+"""Per-EV path health in the NIC's data plane, stage for stage as
+p4src/nic/ev_health.p4 (docs/nic.md, "Path health in the pipeline").
+
+Per QP, in registers indexed by its QP index, one bit per slot of its
+rotation (EV_HEALTH_SLOTS at most): `skip` (skip once: set by a SACK's
+congestion mark or a TRIMMED NACK for the slot's EV, cleared when the
+rotation passes over it), `bad` (assumed bad: the host's, written whole),
+and the planes the peer's port status says are down (`peer_down`, from
+its ERTH); NIC-wide, the planes of this NIC's own ports that are down
+(`port_down`, the host's). A slot is usable when none of these applies;
+the rotation takes the next usable slot from its turn (a ternary
+first-one lookup on the usable bits rotated to the turn), passing over
+the others. Skips are passed over only while at least `min_active`
+slots stay usable (the OCP API's `ev_min_active`); when no slot is
+usable the rotation takes its turn's slot as configured (degraded, not
+stopped).
+
+Which slots hold an EV is the `ev_slots` table ((QP index, EV) -> slot
+bits), kept by the control plane beside slot_ev; which slots are on a
+plane comes from the QP's three plane-bit words (bit s of word k: bit k
+of slot s's plane), set when the QP is planned (the host's rewrites keep
+each slot's plane while the data plane runs health).
+
+Every change the data plane makes is an `EvChange` (the P4's digest):
+the controller turns it into mrc_ctl's EV events (control_plane/ev_events.py).
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from mrc_wire.constants import (
+    EV_HEALTH_SLOTS,
+    EVR_PORT_STATUS,
+    EVR_ROTATION,
+    EVS_GOOD,
+    EVS_SKIP,
+)
+from mrc_wire.entries import QpEv
+
+_ONES: Final = (1 << EV_HEALTH_SLOTS) - 1
+
+
+class EvChange(NamedTuple):
+    """One state change the data plane made (the P4's ev_event_t digest)."""
+
+    qp_index: int
+    reason: int  # EVR_*
+    ev: int  # the EV it names (0: the slots or planes say which)
+    slots: int  # the QP's slots it changed (bit s: slot s)
+    old_state: int  # EVS_*
+    new_state: int
+    planes_down: int  # port status: planes that went down at the peer
+    planes_up: int  # ... and came back
+
+
+def trailing_zeros(x: int) -> int:
+    """Zero bits of `x` below its lowest 1 (64 when x is 0): the P4's
+    ternary table over the inverted word (trailing_ones.inc)."""
+    return (x & -x).bit_length() - 1 if x else EV_HEALTH_SLOTS
+
+
+def popcount(x: int) -> int:
+    """Set bits of a 64-bit word (the P4's SWAR sum: constant shifts and masks)."""
+    return x.bit_count()
+
+
+def plane_slots(words: tuple[int, int, int], planes: int, valid: int) -> int:
+    """The slots whose plane is in `planes` (a bit per plane), from the QP's plane-bit words."""
+    b0, b1, b2 = words
+    out = 0
+    for p in range(8):
+        if planes >> p & 1:
+            out |= (b0 if p & 1 else ~b0) & (b1 if p & 2 else ~b1) & (b2 if p & 4 else ~b2)
+    return out & valid
+
+
+class EvHealth:
+    """The health registers of one NIC and its ev_slots table."""
+
+    __slots__ = ("skip", "bad", "peer_down", "port_down", "ev_slots", "changes")
+
+    def __init__(self) -> None:
+        self.skip: list[int] = []
+        self.bad: list[int] = []
+        self.peer_down: list[int] = []
+        self.port_down = 0
+        self.ev_slots: dict[tuple[int, int], int] = {}  # (QP index, EV) -> slot bits
+        self.changes: list[EvChange] = []  # the digests, in order (the caller drains them)
+
+    def ensure(self, qp_index: int) -> None:
+        while len(self.skip) <= qp_index:
+            self.skip.append(0)
+            self.bad.append(0)
+            self.peer_down.append(0)
+
+    def reset(self) -> None:
+        for regs in (self.skip, self.bad, self.peer_down):
+            regs[:] = [0] * len(regs)
+        self.port_down = 0
+
+    # ---- transmit: the rotation's pick ----------------------------------
+    def pick(self, qp: QpEv, turn: int) -> tuple[int, int]:
+        """(the slot within the QP, the turn after it) for data at `turn`."""
+        i, n = qp.qp_index, qp.mask + 1
+        valid = _ONES >> (EV_HEALTH_SLOTS - n)
+        skip = self.skip[i]
+        hard = self.bad[i]
+        down = self.peer_down[i] | self.port_down
+        if down:
+            hard |= plane_slots(qp.plane_bits, down, valid)
+        usable = ~(skip | hard) & valid
+        if popcount(usable) < qp.min_active:
+            usable = ~hard & valid  # the floor: skips are not passed over
+        t = turn & qp.mask
+        x = ((usable >> t) | (usable << (n - t) & _ONES)) & valid
+        k = trailing_zeros(x) if x else 0
+        run = (1 << k) - 1  # the slots passed over: turn .. turn + k - 1, wrapping at n
+        passed = ((run << t & _ONES) | run >> (n - t)) & valid
+        consumed = skip & passed
+        if consumed:
+            self.skip[i] = skip & ~consumed
+            self.changes.append(EvChange(i, EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD, 0, 0))
+        return (t + k) & qp.mask, (turn + k + 1) & 0xFFFF
+
+    # ---- receive: evidence in a packet ------------------------------------
+    def mark_skip(self, qp_index: int, ev: int, reason: int) -> None:
+        """A SACK's congestion mark or a TRIMMED NACK for data on `ev`: its slots skip once."""
+        new = self.ev_slots.get((qp_index, ev), 0) & ~self.skip[qp_index]
+        if new:
+            self.skip[qp_index] |= new
+            self.changes.append(EvChange(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0))
+
+    def port_status(self, qp_index: int, down: int) -> None:
+        """The peer's port status (ERTH): the planes of its ports that are down."""
+        old = self.peer_down[qp_index]
+        if old != down:
+            self.peer_down[qp_index] = down
+            self.changes.append(EvChange(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down))
+
+    # ---- the control plane's side ---------------------------------------
+    def move(self, qp_index: int, slot: int, old: int | None, new: int) -> None:
+        """Keep ev_slots equal to slot_ev: slot `slot` of the QP now holds
+        EV `new` instead of `old` (None: it held none)."""
+        bit = 1 << slot
+        if old is not None:
+            key = (qp_index, old)
+            left = self.ev_slots.get(key, 0) & ~bit
+            if left:
+                self.ev_slots[key] = left
+            else:
+                self.ev_slots.pop(key, None)
+        self.ev_slots[(qp_index, new)] = self.ev_slots.get((qp_index, new), 0) | bit

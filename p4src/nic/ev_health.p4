@@ -1,0 +1,156 @@
+// Per-EV path health (docs/nic.md, "Path health in the pipeline"), stage
+// for stage as nic_model/ev_health.py. Per QP, one bit per slot of its
+// rotation (at most EV_HEALTH_SLOTS): skip once (set by a SACK's
+// congestion mark or a TRIMMED NACK for the slot's EV, cleared when the
+// rotation passes over it), assumed bad (the host's word), and the planes
+// the peer's port status says are down; NIC-wide, this NIC's own ports
+// down (the host's). Transmit picks the next usable slot from the QP's
+// turn: the usable bits rotated to the turn, then a ternary first-one
+// lookup (no loops). Skips are passed over only while min_active slots
+// stay usable; with none usable the turn's slot is taken as configured.
+// Every change this stage makes is an EV event to the control plane
+// (meta.ev_event, sent as a digest by main.p4).
+#ifndef MRC_NIC_EV_HEALTH_P4
+#define MRC_NIC_EV_HEALTH_P4
+
+control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    REGISTER(bit<16>, QP_TABLE_SIZE) qp_rotation;   // each QP's turn: its next slot
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_skip;
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_bad;        // written by the host only
+    REGISTER(bit<8>, QP_TABLE_SIZE) ev_peer_down;
+    REGISTER(bit<8>, NIC_WIDE) port_down;          // written by the host only
+
+    // The slots of a QP that hold an EV: kept by the control plane beside slot_ev.
+    bit<64> ev_slot_bits = 0;
+    action set_slots(bit<64> slots) { ev_slot_bits = slots; }
+    action no_slots() { ev_slot_bits = 0; }
+    table ev_slots {
+        key = {
+            meta.h_qp : exact @name("qp_index");
+            meta.h_ev : exact @name("ev");
+        }
+        actions = { set_slots; @defaultonly no_slots; }
+        const default_action = no_slots();
+        size = EV_SLOTS_TABLE_SIZE;
+    }
+
+    // Trailing zeros of the rotated usable bits: trailing ones of their complement.
+    bit<64> y = 0;
+    bit<7> k = 0;
+    action ones(bit<7> t) { k = t; }
+    table first_usable {
+        key = { y : ternary @name("word"); }
+        actions = { ones; }
+        const entries = {
+#define ONES(t) ones(t)
+#include "trailing_ones.inc"
+#undef ONES
+        }
+    }
+
+    action report(bit<8> reason, bit<32> ev, bit<64> slots, bit<8> old_state, bit<8> new_state) {
+        meta.ev_digest = 1;
+        meta.ev_event.qp_index = meta.h_qp;
+        meta.ev_event.reason = reason;
+        meta.ev_event.ev = ev;
+        meta.ev_event.slots = slots;
+        meta.ev_event.old_state = old_state;
+        meta.ev_event.new_state = new_state;
+        meta.ev_event.planes_down = 0;
+        meta.ev_event.planes_up = 0;
+    }
+
+    apply {
+        bit<32> q = (bit<32>)meta.h_qp;
+        if (meta.h_op == HEALTH_PICK) {
+            REG_READ(qp_rotation, meta.h_turn, q);
+            meta.h_turn8 = meta.h_turn[7:0];
+        }
+        if (meta.h_op == HEALTH_PICK && meta.h_health == 0) {
+            meta.h_slot = meta.h_turn & meta.h_mask;   // the plain rotation
+            REG_WRITE(qp_rotation, q, meta.h_turn + 1);
+        } else if (meta.h_op == HEALTH_PICK) {
+            // Shift amounts in 8 bits (p4c-dpdk's limit), sliced from the metadata.
+            bit<8> m8 = meta.h_mask8;
+            bit<8> n = m8 + 1;
+            bit<64> valid = 64w0xFFFFFFFFFFFFFFFF >> (8w64 - n);
+            bit<64> skip;
+            REG_READ(ev_skip, skip, q);
+            bit<64> hard;
+            REG_READ(ev_bad, hard, q);
+            bit<8> peer;
+            REG_READ(ev_peer_down, peer, q);
+            bit<8> mine;
+            REG_READ(port_down, mine, 0);
+            bit<8> down = peer | mine;
+            if (down != 0) {
+                // The slots whose plane is down: bit k of slot s's plane is bit s of plane word k.
+                bit<64> on = 0;
+                bit<64> b0 = meta.h_plane0;
+                bit<64> b1 = meta.h_plane1;
+                bit<64> b2 = meta.h_plane2;
+                if (down[0:0] == 1) { on = on | (~b0 & ~b1 & ~b2); }
+                if (down[1:1] == 1) { on = on | (b0 & ~b1 & ~b2); }
+                if (down[2:2] == 1) { on = on | (~b0 & b1 & ~b2); }
+                if (down[3:3] == 1) { on = on | (b0 & b1 & ~b2); }
+                if (down[4:4] == 1) { on = on | (~b0 & ~b1 & b2); }
+                if (down[5:5] == 1) { on = on | (b0 & ~b1 & b2); }
+                if (down[6:6] == 1) { on = on | (~b0 & b1 & b2); }
+                if (down[7:7] == 1) { on = on | (b0 & b1 & b2); }
+                hard = hard | on;
+            }
+            hard = hard & valid;
+            bit<64> usable = ~(skip | hard) & valid;
+            // The floor: count the usable slots (SWAR: constant shifts and masks).
+            bit<64> c = usable - ((usable >> 1) & 0x5555555555555555);
+            c = (c & 0x3333333333333333) + ((c >> 2) & 0x3333333333333333);
+            c = (c + (c >> 4)) & 0x0F0F0F0F0F0F0F0F;
+            c = c + (c >> 8);
+            c = c + (c >> 16);
+            c = c + (c >> 32);
+            if (c[7:0] & 0x7F < meta.h_min_active) {
+                usable = ~hard & valid;   // skips are not passed over below the floor
+            }
+            bit<8> t = meta.h_turn8 & m8;
+            bit<8> rest = n - t;
+            bit<64> x = ((usable >> t) | (usable << rest)) & valid;
+            k = 0;
+            if (x != 0) {
+                y = ~x;
+                first_usable.apply();
+            }
+            // The slots passed over: turn .. turn + k - 1, wrapping at n.
+            bit<64> run = (64w1 << k) - 1;
+            bit<64> passed = ((run << t) | (run >> rest)) & valid;
+            bit<64> consumed = skip & passed;
+            if (consumed != 0) {
+                REG_WRITE(ev_skip, q, skip & ~consumed);
+                report(EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD);
+            }
+            bit<8> k8 = 1w0 ++ k;
+            bit<8> pick = t + k8;
+            meta.h_slot = 8w0 ++ (pick & m8);
+            REG_WRITE(qp_rotation, q, meta.h_turn + (8w0 ++ k8) + 1);
+        } else if (meta.h_op == HEALTH_SKIP) {
+            ev_slots.apply();
+            bit<64> skip;
+            REG_READ(ev_skip, skip, q);
+            bit<64> fresh = ev_slot_bits & ~skip;
+            if (fresh != 0) {
+                REG_WRITE(ev_skip, q, skip | fresh);
+                report(meta.h_reason, meta.h_ev, fresh, EVS_GOOD, EVS_SKIP);
+            }
+        } else if (meta.h_op == HEALTH_PORTS) {
+            bit<8> old;
+            REG_READ(ev_peer_down, old, q);
+            if (old != meta.h_down) {
+                REG_WRITE(ev_peer_down, q, meta.h_down);
+                report(EVR_PORT_STATUS, 0, 0, 0, 0);
+                meta.ev_event.planes_down = meta.h_down & ~old;
+                meta.ev_event.planes_up = old & ~meta.h_down;
+            }
+        }
+    }
+}
+
+#endif
