@@ -14,6 +14,7 @@ import ptf.dataplane
 from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 from mrc_wire.constants import NIC_EVENTS
+from mrc_wire.entries import CongestionConfig
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
 
@@ -74,7 +75,7 @@ class SwitchModelTarget(ModelTarget):
     def set_qdepth(self, port: int, depth: int) -> None:
         self.model.set_qdepth(port, depth)
 
-    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+    def set_congestion(self, cfg: CongestionConfig) -> None:
         self.model.install([cfg])
 
     def drop_count(self, reason: str) -> int:
