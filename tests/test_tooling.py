@@ -1,14 +1,15 @@
 """The type-checking contract in pyproject.toml: the wire format, both pipeline
-models, the MRC endpoint, the control plane and the simulator stay under mypy's strict flags,
-and none of them is in the baseline of silenced error codes (`make test` runs
-ruff and mypy themselves)."""
+models, the MRC endpoint, the control plane, the simulator and the paper's
+experiments stay under mypy's strict flags, and none of them is in the baseline
+of silenced error codes (`make test` runs ruff and mypy themselves)."""
 
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
 MYPY = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["tool"]["mypy"]
-STRICT_MODULES = {"mrc_wire.*", "switch_model.*", "nic_model.*", "sim_core.*", "control_plane.*", "fabric_sim.*"}
+STRICT_MODULES = {"mrc_wire.*", "switch_model.*", "nic_model.*", "sim_core.*", "control_plane.*", "fabric_sim.*",
+                  "mrc_paper.*"}
 # What `mypy --strict` turns on per module (the global-only ones aside).
 STRICT_FLAGS = {"warn_return_any", "disallow_untyped_calls", "disallow_untyped_defs", "disallow_incomplete_defs",
                 "disallow_untyped_decorators", "disallow_any_generics", "disallow_subclassing_any",
