@@ -12,7 +12,14 @@ import ipaddress
 
 from control_plane.topology import Topology
 from mrc_wire import ids
-from mrc_wire.usid import TIER_DL, TIER_T0, TIER_T1, carrier_int, path_sids, split_usid, usid  # noqa: F401 (re-exported)
+
+# The tiers, `usid` and `split_usid` are re-exported: the planners and tests spell a uSID `A.usid(A.TIER_T0, ...)`.
+from mrc_wire.usid import TIER_DL as TIER_DL
+from mrc_wire.usid import TIER_T0 as TIER_T0
+from mrc_wire.usid import TIER_T1 as TIER_T1
+from mrc_wire.usid import carrier_int, path_sids
+from mrc_wire.usid import split_usid as split_usid
+from mrc_wire.usid import usid as usid
 
 
 def block_int(topo: Topology) -> int:

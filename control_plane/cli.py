@@ -33,8 +33,11 @@ import re
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import finsy as fy
 
 from control_plane import installer, nic_plan, pipelines, tls, topology
 from control_plane import p4_entities as P
@@ -51,16 +54,17 @@ def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
             except ValueError as exc:
                 print(f"error: --device: {printable(str(exc))}", file=sys.stderr)
                 return 2
+            planned: Sequence[object]
             if dev.kind == "nic":  # its tables before any QP: rows, plane ports, config
-                entries = nic_plan.nic_state(topo, dev.index).entries()
+                planned = nic_plan.nic_state(topo, dev.index).entries()
             else:
-                entries = S.switch_state(topo, name).entries()
-            print(f"{name}: {len(entries)} entries")
-            for e in entries:
+                planned = S.switch_state(topo, name).entries()
+            print(f"{name}: {len(planned)} entries")
+            for e in planned:
                 print(f"  {e}")
         return 0
     kinds: Counter[str] = Counter()
-    entries: Counter[str] = Counter()
+    entries: Counter[str] = Counter()  # entries per switch tier
     largest = 0
     planner = S.Planner(topo)
     for name in S.switch_names(topo):
@@ -106,6 +110,12 @@ class _Plan:
     """What mrcctl installs on one device: program, entries, owned tables,
     and (NICs) the clone session that carries NACK notices to the host."""
 
+    program: str
+    tables: tuple[str, ...]
+    defaults: tuple[str, ...]
+    desired: list[fy.P4TableEntry]
+    pre: fy.P4CloneSessionEntry | None
+
     def __init__(self, topo: topology.Topology, name: str):
         dev = topo.device(name)
         if dev.is_switch:
@@ -119,7 +129,7 @@ class _Plan:
             self.pre = P.notice_session(state.notice)
 
 
-async def _pre_diff(sw, pre) -> tuple[bool, str] | None:
+async def _pre_diff(sw: fy.Switch, pre: fy.P4CloneSessionEntry | None) -> tuple[bool, str] | None:
     """(whether it is missing, how) the device's clone session differs
     from the plan, or None when it is as planned."""
     if pre is None:
@@ -138,7 +148,7 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
     finishes, and write progress for large installs."""
     failed = 0
 
-    def progress(name: str, total: int):
+    def progress(name: str, total: int) -> Callable[[str, int], None]:
         step = max(batch, 10_000)
 
         def report(op: str, done: int) -> None:
@@ -160,7 +170,7 @@ async def _each(topo: topology.Topology, names: list[str], action: str, batch: i
             if action == "install":
                 d = await installer.reconcile(sw, plan.desired, plan.tables, plan.defaults, batch_size=batch,
                                               progress=progress(name, len(plan.desired)))
-                if pre_diff:
+                if pre_diff and plan.pre is not None:  # a difference implies a planned session
                     await sw.write([(+plan.pre) if pre_diff[0] else (~plan.pre)])
                 return f"{name}: installed ({d.summary()}{'; ' + pre + ': written' if pre else ''})", True
             d = await installer.verify(sw, plan.desired, plan.tables, plan.defaults)

@@ -15,15 +15,15 @@ from __future__ import annotations
 import os
 import reprlib
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, TypeVar, get_args
 
 import yaml
 from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 MAX_FILE_BYTES = 1 << 20  # a scenario or topology file is a few KiB; a bigger one is not ours
 MAX_NODES = 100_000  # values after alias expansion (a billion-laughs file expands to 10**9)
@@ -105,7 +105,7 @@ def loc_path(loc: Iterable[Any]) -> str:
     return out
 
 
-_REASONS = {
+_REASONS: dict[str, Callable[[ErrorDetails], str]] = {
     "missing": lambda e: "missing key",
     "extra_forbidden": lambda e: "unknown key",
     "int_type": lambda e: f"expected an integer, got {short(e['input'])}",
@@ -165,7 +165,10 @@ def errors_of(exc: ValidationError, model: Any = None) -> list[tuple[str, str]]:
     return out
 
 
-def validate(model: type[BaseModel], data: Any, prefix: str = "", **context: Any) -> Any:
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, prefix: str = "", **context: Any) -> M:
     """`model` from `data`, or ConfigError with every mistake."""
     if not isinstance(data, dict):
         raise ConfigError(prefix, f"expected a mapping, got {short(data)}")

@@ -48,7 +48,10 @@ def read_drops(session: Session, table: str = DROP_TABLE) -> dict[str, int]:
     out = dict.fromkeys(reasons, 0)
     wildcard = fy.P4DirectCounterEntry(table_entry=fy.P4TableEntry(table))
     for ent in session.read([wildcard]):
-        value = ent.table_entry.match["reason"]
+        match = ent.table_entry.match if ent.table_entry else None
+        if match is None:  # a direct counter is read back with its table entry, key and all
+            raise ValueError(f"{table}: a direct counter read back without its entry's key")
+        value = match["reason"]
         name = by_value.get(int(value, 0) if isinstance(value, str) else int(value))
         if name is not None and ent.data:
             out[name] += ent.data.packet_count

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import finsy as fy
+
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane.session import Session
 
 
-def slot_updates(writes: Sequence[tuple[int, int]], base: int = 0) -> list:
+def slot_updates(writes: Sequence[tuple[int, int]], base: int = 0) -> list[fy.P4TableEntry]:
     """MODIFY updates of slot_ev for (slot within the QP, EV) pairs."""
     return [~P.to_p4(N.SlotEv(base + slot, ev)) for slot, ev in writes]
 

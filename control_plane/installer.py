@@ -14,9 +14,11 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar, cast
 
 import finsy as fy
 from finsy.grpcutil import GRPCStatusCode
+from finsy.p4entity import P4Entity
 
 from control_plane import tls, tls_errors
 from control_plane.p4_entities import check_schema
@@ -25,6 +27,16 @@ from control_plane.topology import Device
 DEFAULT_BATCH = 1000
 DEFAULT_TIMEOUT = 10.0
 LOG = logging.getLogger("control_plane.tls")
+
+_E = TypeVar("_E", bound=P4Entity)
+
+
+def read_each(sw: fy.Switch, entities: Sequence[_E]) -> AsyncIterator[_E]:
+    """The device's entities matching `entities`, as they arrive. finsy
+    declares `Switch.read`'s overloads `async def` with no `yield`, so a type
+    checker takes them for coroutines; at run time `read` is an async
+    generator, and this says so in one place."""
+    return cast("AsyncIterator[_E]", sw.read(entities))
 
 
 class DeviceError(RuntimeError):
@@ -174,7 +186,7 @@ async def read_clone_session(sw: fy.Switch, session_id: int) -> fy.P4CloneSessio
     """The device's clone session `session_id`, or None if it has none
     (BMv2 answers NOT_FOUND, other devices an empty entry)."""
     try:
-        found = [e async for e in sw.read(fy.P4CloneSessionEntry(session_id))]
+        found = [e async for e in read_each(sw, [fy.P4CloneSessionEntry(session_id)])]
     except fy.P4ClientError as exc:
         if exc.code != GRPCStatusCode.NOT_FOUND:
             raise
@@ -183,8 +195,16 @@ async def read_clone_session(sw: fy.Switch, session_id: int) -> fy.P4CloneSessio
 
 
 def replicas(entry: fy.P4CloneSessionEntry) -> list[tuple[int, int]]:
-    """(port, instance) pairs, whether given as tuples or read back."""
-    return [tuple(r) if isinstance(r, tuple) else (r.port, r.instance) for r in entry.replicas]
+    """(port, instance) pairs, whether given as tuples, bare ports or read back."""
+    pairs: list[tuple[int, int]] = []
+    for r in entry.replicas:
+        if isinstance(r, tuple):
+            pairs.append((r[0], r[1]))
+        elif isinstance(r, int):
+            pairs.append((r, 0))
+        else:
+            pairs.append((r.port, r.instance))
+    return pairs
 
 
 def _key(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
@@ -192,17 +212,19 @@ def _key(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
     pb.ClearField("action")
     pb.ClearField("counter_data")
     pb.ClearField("meter_config")
-    return pb.SerializeToString(deterministic=True)
+    key: bytes = pb.SerializeToString(deterministic=True)
+    return key
 
 
 def _value(ent: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
-    return ent.encode(schema).table_entry.action.SerializeToString(deterministic=True)
+    value: bytes = ent.encode(schema).table_entry.action.SerializeToString(deterministic=True)
+    return value
 
 
 async def read_entries(sw: fy.Switch, tables: Sequence[str], defaults: Sequence[str]) -> list[fy.P4TableEntry]:
     wanted = [fy.P4TableEntry(t) for t in tables]
     wanted += [fy.P4TableEntry(t, is_default_action=True) for t in defaults]
-    return [e async for e in sw.read(wanted)]
+    return [e async for e in read_each(sw, wanted)]
 
 
 def diff(desired: Sequence[fy.P4TableEntry], actual: Sequence[fy.P4TableEntry], schema: fy.P4Schema) -> Diff:

@@ -10,16 +10,11 @@ from dataclasses import dataclass, field
 
 from control_plane import addressing as A
 from control_plane.topology import Topology
-from mrc_wire.constants import (
-    ACK_BYTES,
-    EV_HEALTH_SLOTS,
-    HOST_PORT,
-    NIC_MAX_QPS,
-    NIC_MAX_SLOTS,
-    NOTICE_SESSION,
-    ev_plane,
-    plane_port,
-)
+from mrc_wire.constants import ACK_BYTES, EV_HEALTH_SLOTS, NIC_MAX_QPS, NIC_MAX_SLOTS, NOTICE_SESSION, ev_plane
+
+# Re-exported: the NIC's tests and targets name its host port, plane ports and EV slots through the plan.
+from mrc_wire.constants import HOST_PORT as HOST_PORT
+from mrc_wire.constants import plane_port as plane_port
 from mrc_wire.entries import (
     DestRow,
     EvSlots,
@@ -29,8 +24,8 @@ from mrc_wire.entries import (
     PlanePort,
     QpEv,
     QpPeer,
-    SlotEv,
 )
+from mrc_wire.entries import SlotEv as SlotEv
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from control_plane import addressing as A
 from control_plane import switch_plan as S
 from control_plane.topology import Topology
+from mrc_wire.entries import PortNeighbour
 from mrc_wire.usid import shift
 
 
@@ -35,10 +36,10 @@ class PathChecker:
     def __init__(self, topo: Topology):
         self.topo = topo
         self.planner = S.Planner(topo)
-        self._tables: dict[str, tuple[int, dict[int, int], dict[int, S.PortNeighbour]]] = {}
+        self._tables: dict[str, tuple[int, dict[int, int], dict[int, PortNeighbour]]] = {}
         self._routes: dict[int, dict[int, int]] = {}  # shared route lists -> dict
 
-    def _switch(self, name: str) -> tuple[int, dict[int, int], dict[int, S.PortNeighbour]]:
+    def _switch(self, name: str) -> tuple[int, dict[int, int], dict[int, PortNeighbour]]:
         if name not in self._tables:
             if len(self._tables) > 20000:
                 self._tables.clear()

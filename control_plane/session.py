@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import finsy as fy
+from finsy.p4entity import P4Entity
 
 from control_plane import installer
 from control_plane.topology import Device
 
 T = TypeVar("T")
+E = TypeVar("E", bound=P4Entity)
 
 
 class Session:
@@ -73,9 +75,9 @@ class Session:
     def write(self, updates: Sequence[Any]) -> None:
         self.run(self.switch.write(updates))
 
-    def read(self, entities: Sequence[Any]) -> list[Any]:
-        async def collect() -> list[Any]:
-            return [e async for e in self.switch.read(entities)]
+    def read(self, entities: Sequence[E]) -> list[E]:
+        async def collect() -> list[E]:
+            return [e async for e in installer.read_each(self.switch, entities)]
 
         return self.run(collect())
 

@@ -24,7 +24,7 @@ from fabric_sim import report, scenario
 from fabric_sim.report import outdir, plots, sweep_live, sweep_out
 from fabric_sim.runner import footprint, outcome, parallel, run_cache
 from fabric_sim.runner.run import RunResult
-from fabric_sim.scenario.workload import Message
+from fabric_sim.scenario.message import Message
 
 DEFAULT = SCENARIOS / "flagship.yaml"
 

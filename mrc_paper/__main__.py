@@ -25,15 +25,15 @@ from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
 from mrc_paper import gallery
-from mrc_paper.experiments import Experiment, Finding, Runs, fill, tasks
+from mrc_paper.experiments import Experiment, Finding, RunKey, Runs, Values, fill, tasks
 from mrc_paper.figures import FIGURES
 from mrc_paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
 
 
-def _planned(chosen: list[Experiment]) -> dict[str, tuple[Runs, list[tuple[tuple, Task]]]] | None:
+def _planned(chosen: list[Experiment]) -> dict[str, tuple[Runs, list[tuple[RunKey, Task]]]] | None:
     """Every chosen experiment's runs, every scenario checked before
     anything runs; None, with the errors printed, if one has any."""
-    plan: dict[str, tuple[Runs, list[tuple[tuple, Task]]]] = {}
+    plan: dict[str, tuple[Runs, list[tuple[RunKey, Task]]]] = {}
     for exp in chosen:
         try:
             plan[exp.key] = tasks(exp)
@@ -115,7 +115,7 @@ def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding]
     for h in f.held:
         mark = "ok  " if h.ok else "FAIL" if h.tested else "n/t "
         print(f"  {mark} {h.claim}: {h.measured}" + (f" ({h.cause})" if h.cause else ""), flush=True)
-    by_variant: dict[tuple, list[RunResult]] = {}
+    by_variant: dict[Values, list[RunResult]] = {}
     for (vals, _), r in runs[exp.key].results.items():
         by_variant.setdefault(vals, []).append(r)
     sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)

@@ -5,6 +5,9 @@ throughput tracks the links left)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from fabric_sim.runner.run import RunResult
 from mrc_paper import metrics as M
 from mrc_paper.claims import EV_RETIRE_OFF, Claim
 from mrc_paper.experiments import Experiment, Finding, Runs
@@ -44,7 +47,7 @@ CLAIMS = [
 ]
 
 
-def _phases(f: Finding, r) -> list[tuple[M.Phase, float]]:
+def _phases(f: Finding, r: RunResult) -> list[tuple[M.Phase, float]]:
     """(phase, its goodput / the first phase's), with the transients and delivery."""
     ph = M.phases(r)
     f.numbers["ratio"] = [p.gbps / ph[0].gbps for p in ph]
@@ -56,7 +59,7 @@ def _phases(f: Finding, r) -> list[tuple[M.Phase, float]]:
     return [(p, p.gbps / ph[0].gbps) for p in ph]
 
 
-def _trace(r) -> tuple[float, int]:
+def _trace(r: RunResult) -> tuple[float, int]:
     """How long goodput stalls after a cut (µs), and how many EVs on paths
     that still work were retired (by timeouts, not by their own losses)."""
     width, tl = r.timeline.t[0], r.timeline
@@ -65,7 +68,7 @@ def _trace(r) -> tuple[float, int]:
         run = run + width if g == 0 else 0.0
         stall = max(stall, run)
     flow = next(iter(tl.ev_log), None)
-    live = sum(1 for t, ev, _, st in tl.ev_log.get(flow, []) if st == "ASSUMED_BAD"
+    live = sum(1 for t, ev, _, st in (tl.ev_log[flow] if flow is not None else []) if st == "ASSUMED_BAD"
                and (ev & 7, ev >> 3 & 0xFF) not in dead_paths(r.scenario, t))
     return stall, live
 
@@ -94,12 +97,12 @@ def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
     return live > 0 and timeouts > 0
 
 
-def _cause(r) -> str:
+def _cause(r: RunResult) -> str:
     stall, live = _trace(r)
     return cause(stall, live, r.retx["timeout"], r.retx["sack"])
 
 
-def _flat(key: str):
+def _flat(key: str) -> Callable[[Runs], Finding]:
     def measure(runs: Runs) -> Finding:
         r, f = runs.get("mrc"), Finding(key)
         ratios = [x for _, x in _phases(f, r)[1:]]
@@ -109,7 +112,7 @@ def _flat(key: str):
     return measure
 
 
-def _track(key: str):
+def _track(key: str) -> Callable[[Runs], Finding]:
     def measure(runs: Runs) -> Finding:
         r, f = runs.get("mrc"), Finding(key)
         got, errs = [], []

@@ -64,11 +64,15 @@ class Finding:
         return next(h for h in self.held if h.claim == claim)
 
 
+Values = tuple[tuple[str, Any], ...]  # a sweep variant's (dotted path, value) pairs, in the sweep's order
+RunKey = tuple[Values, str]  # (sweep values, transport name): one run of an experiment
+
+
 @dataclass
 class Runs:
     """Every run of one experiment: (sweep values, transport name) -> result."""
     scenario: scenario.Scenario
-    results: dict[tuple[tuple[tuple[str, Any], ...], str], RunResult] = field(default_factory=dict)
+    results: dict[RunKey, RunResult] = field(default_factory=dict)
 
     def get(self, transport: str, **values: Any) -> RunResult:
         """The run of `transport` whose sweep values match `values`, each
@@ -111,7 +115,7 @@ def _sweep_raw(sc: scenario.Scenario) -> dict[str, list[Any]]:
     return {k: list(v) for k, v in sc.meta.get("sweep") or ()}
 
 
-def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, list[tuple[tuple, Task]]]:
+def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, list[tuple[RunKey, Task]]]:
     """The experiment's runs still to fill, and a task per sweep variant and
     transport with the key its result goes under in Runs.results."""
     sc = load(exp, values)
@@ -124,7 +128,7 @@ def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, 
     return Runs(sc), out
 
 
-def fill(runs: Runs, todo: list[tuple[tuple, Task]], results: list[RunResult]) -> Runs:
+def fill(runs: Runs, todo: list[tuple[RunKey, Task]], results: list[RunResult]) -> Runs:
     """Runs.results in the tasks' order, whatever order the runs finished in."""
     for (k, _), r in zip(todo, results, strict=True):
         runs.results[k] = r

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import math
 
+from fabric_sim.runner.run import RunResult
+from fabric_sim.scenario import Scenario
 from mrc_paper import metrics as M
 from mrc_paper.claims import EV_RETIRE_OFF, EV_STATE_OFF, PORT_BITMAP_OFF, Claim
 from mrc_paper.experiments import Experiment, Finding, Runs
@@ -96,7 +98,7 @@ CLAIMS = [
 ]
 
 
-def _down(sc, t: float) -> set[int]:
+def _down(sc: Scenario, t: float) -> set[int]:
     """Planes down for the traced pair at time t: a NIC port or a T0 switch
     (the NICs of a T0-local pair share their T0s)."""
     down: set[int] = set()
@@ -110,7 +112,7 @@ def _down(sc, t: float) -> set[int]:
     return down
 
 
-def _base(f: Finding, r, label: str) -> list[M.Phase]:
+def _base(f: Finding, r: RunResult, label: str) -> list[M.Phase]:
     ph = M.phases(r)
     line = 2 * M.line_goodput(r, bidirectional=True)
     f.numbers[f"{label}_gbps"] = [p.gbps for p in ph]
@@ -123,7 +125,7 @@ def _base(f: Finding, r, label: str) -> list[M.Phase]:
     return ph
 
 
-def transient_row(f: Finding, r, label: str) -> None:
+def transient_row(f: Finding, r: RunResult, label: str) -> None:
     """The transient after each event, measured (metrics.transients), in µs
     and in the paper's seconds at the figure's scale."""
     tr = M.transients(r)
@@ -139,7 +141,7 @@ def transient_row(f: Finding, r, label: str) -> None:
           f"at {worst.at:,.0f} µs; lowest bin on the way {min(x.dip for x in tr):.2f} of the new steady state")
 
 
-def _brief(r) -> float:
+def _brief(r: RunResult) -> float:
     """The claim's 'less than a second', in µs at the figure's scale, never below one bin."""
     return max(BRIEF_S * (M.us_per_paper_s(r.scenario) or 0.0), r.timeline.t[0])
 
@@ -148,7 +150,7 @@ def _on_planes(planes: set[int], ev: int) -> bool:
     return ev_plane(ev) in planes
 
 
-def _dead_share(r) -> float:
+def _dead_share(r: RunResult) -> float:
     """The largest share of a traced QP's packets sent onto a plane down, over the settled faulty phases."""
     worst = 0.0
     for p in M.phases(r)[1:]:
@@ -161,14 +163,14 @@ def _dead_share(r) -> float:
     return worst
 
 
-def _hold_dead(f: Finding, r, claim: str) -> None:
+def _hold_dead(f: Finding, r: RunResult, claim: str) -> None:
     share = _dead_share(r)
     f.numbers["dead_share"] = share
     f.hold(claim, f"at most {share:.2%} of a QP's packets", share <= DEAD_SHARE,
            "the QPs keep sending onto the dead plane")
 
 
-def dead_paths(sc, t: float) -> set[tuple[int, int]]:
+def dead_paths(sc: Scenario, t: float) -> set[tuple[int, int]]:
     """(plane, spine) paths cut at time t by a T0-T1 link or a T1 switch
     down (the cross-T1 pair's paths cross both T0 groups)."""
     dead: set[tuple[int, int]] = set()
@@ -182,7 +184,7 @@ def dead_paths(sc, t: float) -> set[tuple[int, int]]:
     return dead
 
 
-def hold_mapped(f: Finding, r, claim: str) -> None:
+def hold_mapped(f: Finding, r: RunResult, claim: str) -> None:
     """Packets the traced QPs still send through cut paths in the second
     half of each faulty phase, against what those paths carried before any
     fault. The first half is left out: a QP retires an EV when it loses a
@@ -205,7 +207,7 @@ def hold_mapped(f: Finding, r, claim: str) -> None:
            worst <= MAPPED_OUT, "the QPs keep sending on the cut paths' EVs, each packet lost and resent")
 
 
-def _during_after(f: Finding, r) -> tuple[float, float]:
+def _during_after(f: Finding, r: RunResult) -> tuple[float, float]:
     ph = _base(f, r, "mrc")
     return ph[1].gbps / ph[0].gbps, ph[2].gbps / ph[0].gbps
 

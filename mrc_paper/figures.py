@@ -11,9 +11,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from fabric_sim.report import busy
 from fabric_sim.runner.run import RunResult
+from fabric_sim.scenario.events import Event
 from mrc_paper import metrics as M
 from mrc_paper.experiments import Runs
 from mrc_paper.paths import lossy_evs
@@ -25,18 +28,18 @@ COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "obl
           "mrc-8qp": "tab:purple"}
 
 
-def _until(r, t: list[float]) -> int:
+def _until(r: RunResult, t: list[float]) -> int:
     end = max((m.done_at for m in r.messages if m.done_at >= 0), default=r.end_us)
     return next((i + 1 for i, x in enumerate(t) if x >= end), len(t))
 
 
-def _time_label(r) -> str:
+def _time_label(r: RunResult) -> str:
     """The time axis, with the figure's scale: how many µs stand for a second of the paper's plot."""
     scale = M.us_per_paper_s(r.scenario)
     return f"time (µs; 1 s of the paper = {scale:g} µs)" if scale else "time (µs)"
 
 
-def _label(e) -> str:
+def _label(e: Event) -> str:
     a = e.args
     if e.kind.startswith("nic_port"):
         return f"{a[0]} port {a[1]} {e.kind.rsplit('_', 1)[1]}"
@@ -47,7 +50,7 @@ def _label(e) -> str:
     return e.kind.replace("_", " ")
 
 
-def _events(ax, r, marks: tuple[tuple[float, str], ...] = ()) -> None:
+def _events(ax: Axes, r: RunResult, marks: tuple[tuple[float, str], ...] = ()) -> None:
     """One dashed line per distinct event time; labelled when there are few."""
     by_time: dict[float, list[tuple[str, str]]] = {}
     for e in r.scenario.events:
@@ -62,7 +65,7 @@ def _events(ax, r, marks: tuple[tuple[float, str], ...] = ()) -> None:
                         ha="right", va="bottom")
 
 
-def throughput(ax, series: list[tuple[str, RunResult]], title: str, bidirectional: bool = True) -> None:
+def throughput(ax: Axes, series: list[tuple[str, RunResult]], title: str, bidirectional: bool = True) -> None:
     r0 = series[0][1]
     for name, r in series:
         n = _until(r, r.timeline.t)
@@ -79,7 +82,8 @@ def throughput(ax, series: list[tuple[str, RunResult]], title: str, bidirectiona
     ax.legend(fontsize=7, loc="lower right")
 
 
-def activity(ax, r, flow: str, evs: dict[str, int], title: str, marks: tuple[tuple[float, str], ...] = ()) -> None:
+def activity(ax: Axes, r: RunResult, flow: str, evs: dict[str, int], title: str,
+             marks: tuple[tuple[float, str], ...] = ()) -> None:
     """Share of the flow's packets (on the EVs shown) that each EV carried, per bin."""
     t = r.timeline.t
     n = _until(r, t)
@@ -97,7 +101,7 @@ def activity(ax, r, flow: str, evs: dict[str, int], title: str, marks: tuple[tup
     ax.legend(fontsize=7, loc="center right")
 
 
-def _save(fig, path: Path) -> None:
+def _save(fig: Figure, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -171,7 +175,7 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
     _save(fig, path)
 
 
-def _sizes_panel(ax, rs: Runs, title: str) -> None:
+def _sizes_panel(ax: Axes, rs: Runs, title: str) -> None:
     """Bandwidth against message size: a colour per transport, a line style
     per loss rate (solid: none), as the paper's Figs. 16 and 17."""
     styles = {0: "-", 0.001: "--", 0.01: ":"}
@@ -200,7 +204,7 @@ def _sizes_panel(ax, rs: Runs, title: str) -> None:
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def _scale(fig, *rss: Runs) -> None:
+def _scale(fig: Figure, *rss: Runs) -> None:
     """The figure's scale against the paper's, from its scenario files, under the plot."""
     fig.text(0.01, 0.01, "scale: " + "; ".join(f"{rs.scenario.name}: {rs.scenario.meta.get('scale')}" for rs in rss),
              fontsize=6.5, color="0.3", wrap=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from fabric_sim.report import busy, collective
 from fabric_sim.runner.run import RunResult
+from fabric_sim.scenario import Scenario
 from mrc_wire.constants import DATA_FRAME_BYTES as DATA_FRAME
 from mrc_wire.constants import SACK_FRAME_BYTES as ACK_FRAME
 
@@ -97,7 +98,7 @@ def share_on(r: RunResult, flow: str, which: Callable[[int], bool], t0: float, t
     return sum(per_ev[e][i] for e in per_ev if which(e) for i in inside) / total if total else float("nan")
 
 
-def us_per_paper_s(sc) -> float | None:
+def us_per_paper_s(sc: Scenario) -> float | None:
     """The figure's time scale, from its scenario's `scale:` statement
     ("1 s of the paper = 12 µs ..."): µs of the model per second of the
     paper's plot; None when the figure has no time axis."""

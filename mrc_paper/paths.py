@@ -4,6 +4,7 @@ onto one EV of a plane (ECN moves one of them to the other EV)."""
 
 from __future__ import annotations
 
+from fabric_sim.runner.run import RunResult
 from mrc_paper import metrics as M
 from mrc_paper.claims import ECN_ECHO_OFF, EV_RETIRE_OFF, Claim
 from mrc_paper.experiments import Experiment, Finding, Runs
@@ -40,7 +41,7 @@ CLAIMS = [
 ]
 
 
-def lossy_evs(r, flow: str, plane: int, t_loss: float) -> tuple[int, int]:
+def lossy_evs(r: RunResult, flow: str, plane: int, t_loss: float) -> tuple[int, int]:
     """(EV-A, EV-B): the traced QP's EV of `plane` before the loss, and
     the one that carried the plane's packets most after it."""
     per_ev = r.timeline.ev_tx[flow]

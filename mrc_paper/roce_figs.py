@@ -5,6 +5,9 @@ incast beside a victim flow (one 400 Gb/s plane)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario import collectives
 from mrc_paper import metrics as M
 from mrc_paper.claims import SINGLE_PATH, Claim
@@ -102,17 +105,20 @@ def _sizes(runs: Runs) -> list[int]:
     return sorted({nccl_size(r) for r in runs.results.values()})
 
 
-def nccl_size(r) -> int:
+def nccl_size(r: RunResult) -> int:
     """The collective's size as nccl-tests names it: an all-to-all's is each
     rank's whole buffer (its per-pair message times the ranks)."""
     w = r.scenario.workload
     return collectives.nccl_size(w.pattern, w.message_bytes, len({m.src for m in r.messages}))
 
 
-def _table(runs: Runs, f: Finding) -> dict[str, dict[float, dict[int, float]]]:
+Table = dict[str, dict[float, dict[int, float]]]  # transport -> loss -> NCCL size -> bus bandwidth (Gb/s)
+
+
+def _table(runs: Runs, f: Finding) -> Table:
     """transport -> loss -> NCCL size -> bus bandwidth (Gb/s); every run's
     delivery counted apart."""
-    out: dict[str, dict[float, dict[int, float]]] = {}
+    out: Table = {}
     for (vals, name), r in runs.results.items():
         v = dict(vals)
         size = nccl_size(r)
@@ -128,11 +134,11 @@ def _mib(size: int) -> str:
     return f"{size / 2**20:g} MiB"
 
 
-def _kept(t, name: str, loss: float, size: int) -> float:
+def _kept(t: Table, name: str, loss: float, size: int) -> float:
     return t[name][loss][size] / t[name][0][size]
 
 
-def _have(t, names: tuple[str, ...], loss: float) -> list[int]:
+def _have(t: Table, names: tuple[str, ...], loss: float) -> list[int]:
     """Sizes run at `loss` (and without loss) by every one of `names`."""
     sets = [set(t[n].get(loss, {})) & set(t[n].get(0, {})) for n in names if n in t]
     return sorted(set.intersection(*sets)) if len(sets) == len(names) else []
@@ -149,7 +155,7 @@ def _regime(f: Finding, claim: str, sizes: list[int], large: bool) -> list[int]:
     return inside
 
 
-def _loss_claims(f: Finding, t, fig: str) -> None:
+def _loss_claims(f: Finding, t: Table, fig: str) -> None:
     """With loss, RoCE hurt more than MRC at every size and loss rate run."""
     lines, worse = [], True
     for loss in LOSSES[1:]:
@@ -245,17 +251,20 @@ def fig17(runs: Runs) -> Finding:
     return f
 
 
-def _pfc_numbers(r) -> dict:
+def _pfc_numbers(r: RunResult) -> dict[str, Any]:
     """Fig. 18 under PFC: pauses in all, and the spines whose downlink
     into the incast target's rack was never paused."""
+    pfc = r.pfc
+    if pfc is None:  # asked only of the runs under PFC
+        raise ValueError(f"{r.transport.name}: Fig. 18 under PFC, run without it")
     topo = r.transport.topology or r.scenario.topology
     target = f"t0-p0-r{r.scenario.workload.flows[0].dst // topo.hosts_per_t0}"
     spines = [f"t1-p0-s{j}" for j in range(topo.t1_per_plane)]
-    return {"pause_frames": r.pfc["pause_frames"], "paused_us": r.pfc["paused_us"],
-            "unpaused_into_target": [s for s in spines if f"{s}->{target}" not in r.pfc["links"]]}
+    return {"pause_frames": pfc["pause_frames"], "paused_us": pfc["paused_us"],
+            "unpaused_into_target": [s for s in spines if f"{s}->{target}" not in pfc["links"]]}
 
 
-def _roce1_cause(one: dict) -> str:
+def _roce1_cause(one: dict[str, Any]) -> str:
     """Why RoCE 1 QP's victim kept more than the paper's three quarters."""
     spared = one.get("unpaused_into_target")
     if spared:
@@ -264,7 +273,7 @@ def _roce1_cause(one: dict) -> str:
     return "the victim's path shared no paused link with the incast"
 
 
-def _roce10_cause(one: dict, ten: dict) -> str:
+def _roce10_cause(one: dict[str, Any], ten: dict[str, Any]) -> str:
     """What of Fig. 18b's claim failed, from the numbers."""
     why = []
     if ten["victim"] <= one["victim"]:

@@ -13,10 +13,17 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from testbed import bmv2_thrift, toolchain
+
+if TYPE_CHECKING:  # finsy only when BMv2 is used
+    import finsy as fy
+
+    from control_plane.session import Session
 
 _ids = itertools.count()
 
@@ -43,7 +50,8 @@ class ServerTls:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _ip(*args: str) -> None:
@@ -156,8 +164,9 @@ class Bmv2Switch:
         self.stop()
 
 
-def start_with_tables(name: str, ports: list[int], program: str, desired: list, tables, defaults,
-                      extra: list = (), log: bool = True):  # type: ignore[assignment]
+def start_with_tables(name: str, ports: list[int], program: str, desired: Sequence[fy.P4TableEntry],
+                      tables: Sequence[str], defaults: Sequence[str],
+                      extra: Sequence[fy.P4CloneSessionEntry] = (), log: bool = True) -> tuple[Bmv2Switch, Session]:
     """The one start sequence: simple_switch_grpc on veth pairs, a primary
     P4Runtime session that pushes `program`, a reconcile of `desired`
     (finsy entities) into the tables the plan owns, then `extra` inserts

@@ -53,7 +53,9 @@ class Capture:
         topo = topology.load(DEMO)
         self.sim = Sim()
         self.frames: list[tuple[float, bytes]] = []
-        profile = lambda: EvProfile.spread(planes=topo.planes, spines=topo.t1_per_plane, slots=8)  # noqa: E731
+        def profile() -> EvProfile:
+            return EvProfile.spread(planes=topo.planes, spines=topo.t1_per_plane, slots=8)
+
         pa, pb = profile(), profile()
         pa.mirror = True  # the NIC walks the rotation; the endpoint follows
         self.bad = pa.home[1]

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol, SupportsBytes
 
 import ptf.dataplane
 
 from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 from mrc_wire.constants import NIC_EVENTS
+from mrc_wire.entries import CongestionConfig
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
 
@@ -22,7 +23,7 @@ class Target(Protocol):
     name: str
     ports: list[int]
 
-    def send(self, port: int, pkt: object) -> None: ...
+    def send(self, port: int, pkt: SupportsBytes) -> None: ...
     def verify_packet(self, pkt: object, port: int) -> None: ...
     def verify_no_other_packets(self) -> None: ...
     def burst(self, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]: ...
@@ -30,21 +31,20 @@ class Target(Protocol):
 
 
 class ModelTarget:
-    """A reference model, with what it sent out kept in order."""
+    """A reference model, with what it sent out kept in order (each
+    subclass holds its model and runs a frame through it)."""
 
     name = "model"
 
-    def __init__(self, model: Any, ports: list[int]):
-        self.model = model
+    def __init__(self, ports: list[int]):
         self.ports = ports
         self.received: list[tuple[int, bytes]] = []
 
     def _process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
-        out = self.model.process(port, frame)
-        outs = out if isinstance(out, list) else [] if out is None else [out]
-        return [(o.port, o.frame) for o in outs]
+        """(port, frame) of what the model sends out for `frame` in at `port`."""
+        raise NotImplementedError
 
-    def send(self, port: int, pkt: object) -> None:
+    def send(self, port: int, pkt: SupportsBytes) -> None:
         self.received += self._process(port, bytes(pkt))
 
     def verify_packet(self, pkt: object, port: int) -> None:
@@ -66,15 +66,15 @@ class ModelTarget:
 
 class SwitchModelTarget(ModelTarget):
     def __init__(self, state: S.SwitchState, ports: list[int]):
-        model = SwitchModel(state.name)
-        model.install(state.entries())
-        super().__init__(model, ports)
+        self.model = SwitchModel(state.name)
+        self.model.install(state.entries())
+        super().__init__(ports)
         self.high_queue: Counter[int] = Counter()
 
     def set_qdepth(self, port: int, depth: int) -> None:
         self.model.set_qdepth(port, depth)
 
-    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+    def set_congestion(self, cfg: CongestionConfig) -> None:
         self.model.install([cfg])
 
     def drop_count(self, reason: str) -> int:
@@ -106,9 +106,12 @@ class SwitchModelTarget(ModelTarget):
 
 class NicModelTarget(ModelTarget):
     def __init__(self, state: N.NicState, ports: list[int]):
-        model = NicModel(state.name)
-        model.install(state.entries())
-        super().__init__(model, ports)
+        self.model = NicModel(state.name)
+        self.model.install(state.entries())
+        super().__init__(ports)
+
+    def _process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        return [(o.port, o.frame) for o in self.model.process(port, frame)]
 
     def drop_count(self, reason: str) -> int:
         return self.model.drops[reason]

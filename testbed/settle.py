@@ -41,7 +41,7 @@ def _packets(session: Session, cells: Sequence[tuple[str, int]]) -> dict[tuple[s
     """Packet counts of (counter, index) cells, in one P4Runtime read."""
     out = dict.fromkeys(cells, 0)
     for ent in session.read([fy.P4CounterEntry(name, index=i) for name, i in cells]):
-        if ent.data:
+        if ent.data and ent.index is not None:  # a cell read back names its index
             out[(ent.counter_id, ent.index)] = ent.data.packet_count
     return out
 

@@ -31,9 +31,15 @@ DEMO = toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml"
 
 def demo_frames(topo: topology.Topology, state: S.SwitchState) -> list[tuple[str, int, bytes]]:
     """(description, in port, frame) for a few carriers through T0(0, 0)."""
-    t0 = lambda r: A.usid(A.TIER_T0, 0, r)  # noqa: E731 (a one-line helper)
-    t1 = lambda j: A.usid(A.TIER_T1, 0, j)  # noqa: E731 (a one-line helper)
-    dl = lambda k: A.usid(A.TIER_DL, 0, k)  # noqa: E731 (a one-line helper)
+    def t0(r: int) -> int:
+        return A.usid(A.TIER_T0, 0, r)
+
+    def t1(j: int) -> int:
+        return A.usid(A.TIER_T1, 0, j)
+
+    def dl(k: int) -> int:
+        return A.usid(A.TIER_DL, 0, k)
+
     up0, up1 = topo.t0_uplink_port(0), topo.t0_uplink_port(1)
     cases = [
         ("NIC 0 -> NIC 3 via spine 1", 0, [t0(0), t1(1), t0(1), dl(1)], 64),
@@ -118,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _drops(target) -> str:
+def _drops(target: SwitchBmv2Target | SwitchModelTarget) -> str:
     from mrc_wire.constants import SWITCH_DROPS as DROP_REASONS
 
     counts = {r: target.drop_count(r) for r in DROP_REASONS}

@@ -27,6 +27,7 @@ from control_plane.ev_control import slot_updates
 from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
+from mrc_wire.entries import CongestionConfig
 from testbed.bmv2 import start_with_tables
 from testbed.settle import Settler, nic_progress, switch_progress
 
@@ -159,7 +160,7 @@ class SwitchCounters:
     tables: Sequence[str]
     defaults: Sequence[str]
 
-    def set_congestion(self, cfg: S.CongestionConfig) -> None:
+    def set_congestion(self, cfg: CongestionConfig) -> None:
         self.session.write([~P.to_p4(cfg)])
 
     def drop_count(self, reason: str) -> int:

@@ -14,6 +14,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from testbed.toolchain import REPO, tool
 
@@ -52,7 +53,7 @@ def compile_tna(build_dir: Path, defines: dict[str, int] | None = None) -> Path:
     return p4info
 
 
-def summarize(build_dir: Path) -> dict:
+def summarize(build_dir: Path) -> dict[str, Any]:
     """Stages, memories and PHV of a compiled program, from bf-p4c's logs."""
     logs = build_dir / "pipe" / "logs"
     metrics = json.loads((logs / "metrics.json").read_text())
@@ -95,7 +96,7 @@ def summarize(build_dir: Path) -> dict:
     }
 
 
-def build(out_dir: Path = OUT_DIR) -> dict:
+def build(out_dir: Path = OUT_DIR) -> dict[str, Any]:
     """Compile, then write the P4Info and the summary into `out_dir`."""
     with tempfile.TemporaryDirectory(prefix="mrc-tna-") as tmp:
         p4info = compile_tna(Path(tmp))
@@ -106,8 +107,10 @@ def build(out_dir: Path = OUT_DIR) -> dict:
     return summary
 
 
-def describe(s: dict) -> str:
-    pct = lambda a, b: f"{100 * a / b:.1f}%"  # noqa: E731 (a one-line helper)
+def describe(s: dict[str, Any]) -> str:
+    def pct(a: int, b: int) -> str:
+        return f"{100 * a / b:.1f}%"
+
     return (f"{s['stages_used']} of {s['stages_total']} MAU stages (ingress {s['ingress_stages']}, "
             f"egress {s['egress_stages']}); SRAM {s['sram_blocks']}/{s['sram_blocks_total']} blocks "
             f"({pct(s['sram_blocks'], s['sram_blocks_total'])}), TCAM {s['tcam_blocks']}/{s['tcam_blocks_total']}; "

@@ -9,7 +9,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from control_plane.pipelines import BUILD_DIR, REPO, artifacts
+from control_plane.pipelines import BUILD_DIR
+
+# Re-exported: the tests and tools find the checkout and the compiled programs through the toolchain.
+from control_plane.pipelines import REPO as REPO
+from control_plane.pipelines import artifacts as artifacts
 from testbed import bmv2_thrift
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which

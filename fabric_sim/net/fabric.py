@@ -126,7 +126,7 @@ class NicNode(Receiver):
 
 class Fabric:
     def __init__(self, topo: Topology, links: LinkConfig, sim: Sim, seed: int = 0, *, mark_last_hop: bool = False,
-                 egress: type = Egress, progress: Callable[[str], None] | None = None, ecn_echo: bool = True):
+                 egress: type[Egress] = Egress, progress: Callable[[str], None] | None = None, ecn_echo: bool = True):
         """`mark_last_hop`: the switches mark ECN toward hosts too (the RoCE
         baseline's network; switch_model.pipeline.SwitchModel). `egress`:
         the link class (fabric_sim.net.pfc.PfcEgress under PFC: pausable, slower).
@@ -167,10 +167,12 @@ class Fabric:
     def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
         self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop)
 
-    def _cable(self, a: DeviceId, na, pa: int, b: DeviceId, nb, pb: int, plane: int, gbps: float, kind: str) -> None:
+    def _cable(self, a: DeviceId, na: SwitchNode | NicNode, pa: int, b: DeviceId, nb: SwitchNode | NicNode, pb: int,
+               plane: int, gbps: float, kind: str) -> None:
         c = self.cfg
 
-        def egress(src: DeviceId, node, port: int, dst: DeviceId, peer, peer_port: int) -> Egress:
+        def egress(src: DeviceId, node: SwitchNode | NicNode, port: int, dst: DeviceId, peer: SwitchNode | NicNode,
+                   peer_port: int) -> Egress:
             eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer, peer_port,
                                  data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
                                  plane=plane, kind=kind)

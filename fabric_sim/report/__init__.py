@@ -143,10 +143,10 @@ def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = N
     `failed`: transport -> why it did not finish (kept in results.json)."""
     out.mkdir(parents=True, exist_ok=True)
     sc = results[0].scenario
-    doc = {"scenario": sc.name, "source": sc.source, "seed": sc.seed, "scale": sc.meta.get("scale"),
+    raw = {"scenario": sc.name, "source": sc.source, "seed": sc.seed, "scale": sc.meta.get("scale"),
            "events": [{"at_us": e.at_us, "kind": e.kind, "args": list(e.args)} for e in sc.events],
            "runs": [summary(r) for r in results], "failed": dict(failed or {})}
-    doc = strict(doc)
+    doc: dict[str, Any] = strict(raw)
     (out / "results.json").write_text(json.dumps(doc, indent=1, default=str, allow_nan=False) + "\n")
     with open(out / "messages.csv", "w", newline="") as fh:
         w = csv.writer(fh)

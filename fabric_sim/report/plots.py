@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 
 from fabric_sim.report import fcts, ideal_fct
 from fabric_sim.report.pfc_plot import paused
@@ -17,7 +18,7 @@ from fabric_sim.transports import kinds
 COLORS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
 
 
-def _events(ax, r: RunResult) -> None:
+def _events(ax: Axes, r: RunResult) -> None:
     for e in r.scenario.events:
         ax.axvline(e.at_us, color="0.4", ls="--", lw=0.8)
         label = f"{e.kind.replace('_', ' ')} {' '.join(map(str, e.args))}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fabric_sim.net.ledger import Ledger
-from fabric_sim.scenario.workload import Message
+from fabric_sim.scenario.message import Message
 from fabric_sim.transports.qps import QpLink
 from nic_model.host import Host
 

@@ -15,7 +15,9 @@ divided by `SCALE`. Compare delivery outcomes, not times.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+import finsy as fy
 
 from control_plane import addressing as A
 from control_plane import nic_plan
@@ -88,7 +90,7 @@ class Bmv2Fabric:
         self.devices: dict[str, Bmv2Switch] = {}
         self.sessions: dict[str, Session] = {}
         self.nics: dict[int, _Nic] = {}
-        self.cables: dict[frozenset, tuple[str, str]] = {}  # device ids -> relay cable (iface a, iface b)
+        self.cables: dict[frozenset[ids.DeviceId], tuple[str, str]] = {}  # device ids -> relay cable (iface a, iface b)
         self.sim: RealClock | None = None
         try:
             self._start(specs)
@@ -96,7 +98,8 @@ class Bmv2Fabric:
             self.stop()
             raise
 
-    def _device(self, name: str, ports: list[int], program: str, entries: list, tables, defaults, extra=()) -> None:
+    def _device(self, name: str, ports: list[int], program: str, entries: Sequence[object], tables: Sequence[str],
+                defaults: Sequence[str], extra: Sequence[fy.P4CloneSessionEntry] = ()) -> None:
         self.devices[name], self.sessions[name] = start_with_tables(
             name, ports, program, [P.to_p4(e) for e in entries], tables, defaults, list(extra), log=False)
 

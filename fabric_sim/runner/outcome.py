@@ -5,9 +5,13 @@ run that ended while the message was still on its way."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import Protocol
 
 from fabric_sim.net.fabric import Fabric
-from fabric_sim.scenario.workload import Message
+from fabric_sim.net.ledger import Verdict
+from fabric_sim.scenario import Transport
+from fabric_sim.scenario.message import Message
 from fabric_sim.transports.qps import QpLink
 
 SHOWN = 5  # reasons listed; the rest are counted
@@ -44,7 +48,20 @@ def _why(fab: Fabric, qps: list[QpLink], m: Message, end_us: float) -> str:
     return f"still on its way when the run ended at {end_us:,.0f} µs (raise duration_us)"
 
 
-def failures(results: list, failed: dict[str, str]) -> list[str]:
+class Finished(Protocol):
+    """What `failures` reads of a finished run (run.RunResult, which imports this module)."""
+
+    @property
+    def transport(self) -> Transport: ...
+    @property
+    def errors(self) -> list[str]: ...
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def ledger(self) -> Verdict | None: ...
+
+
+def failures(results: Sequence[Finished], failed: dict[str, str]) -> list[str]:
     """What makes a run of the scenario fail (non-zero exit), one line per
     transport: it crashed, a QP ended in error, a message was not delivered,
     or the ledger found a byte placed twice or never."""

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from control_plane.config import short
 from fabric_sim.runner import footprint, run_cache
@@ -153,7 +153,25 @@ def _from_cache(tasks: list[Task], cache: run_cache.Cache | None, prog: Progress
     return todo
 
 
-def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Callable) -> None:
+class Finish(Protocol):
+    """What a back end calls as each task ends: its result, or None and why."""
+
+    def __call__(self, i: int, r: RunResult | None, error: str = "") -> None: ...
+
+
+class Collected(Protocol):
+    """What `collect` calls with one Ray task's result, or None and why."""
+
+    def __call__(self, r: RunResult | None, why: str = "") -> None: ...
+
+
+class _RayState(Protocol):
+    """The part of ray's module used here (ray leaves it unannotated)."""
+
+    def cluster_resources(self) -> dict[str, float]: ...
+
+
+def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Finish) -> None:
     for i, c in costs.items():
         t = tasks[i]
         prog.started(t.label, c)
@@ -225,7 +243,7 @@ def _reachable(address: str, timeout_s: float = 10.0) -> None:
 
 
 def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: str | None, prog: Progress,
-            finish: Callable) -> None:
+            finish: Finish) -> None:
     where = f"on the Ray cluster at {address}" if address else "on a Ray of this machine's cores (starting)"
     prog.plan(list(costs.values()), where)
     connect(address, opts.jobs)
@@ -233,7 +251,8 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
 
     # Retried where a worker or node died (a run is deterministic), not where the run raised.
     remote = ray.remote(num_cpus=1, max_retries=2)(_execute)
-    cpus = int(ray.cluster_resources().get("CPU", 1))
+    state: _RayState = ray
+    cpus = int(state.cluster_resources().get("CPU", 1))
     slots = opts.jobs or max(1, cpus)
     prog.workers_ready(min(slots, len(costs)), f"Ray has {cpus} CPUs")
     queue, pending = deque(costs), dict[Any, int]()
@@ -253,7 +272,7 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
             ray.cancel(ref, force=True)
 
 
-def collect(ray: Any, ref: Any, t: Task, finish: Callable) -> None:
+def collect(ray: Any, ref: Any, t: Task, finish: Collected) -> None:
     """A finished Ray task's result back with its scenario and transport,
     or why there is none."""
     try:

@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from control_plane import addressing as A
 from fabric_sim.net import pfc, tally
@@ -16,8 +17,9 @@ from fabric_sim.net.links import Egress
 from fabric_sim.net.qp_scheduler import QpScheduler
 from fabric_sim.runner import faults, footprint, outcome, wiring
 from fabric_sim.scenario import Scenario, Transport
-from fabric_sim.scenario.workload import Message
+from fabric_sim.scenario.message import Message
 from fabric_sim.transports import qps
+from fabric_sim.transports.qps import QpLink
 from fabric_sim.transports.transport import Site, Timers
 from nic_model.host import Host
 from sim_core.sim import Sim, gc_frozen
@@ -58,9 +60,10 @@ class RunResult:
     wall_s: float
     end_us: float
     rehashed: int = 0
-    pfc: dict | None = None  # pause frames and paused time per link (fabric_sim.net.pfc.PfcNet.report); None: no PFC
+    # pause frames and paused time per link (fabric_sim.net.pfc.PfcNet.report); None: no PFC
+    pfc: dict[str, Any] | None = None
     ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/net/ledger.py)
-    packets: dict | None = None  # totals that reconcile (fabric_sim/net/tally.py)
+    packets: dict[str, Any] | None = None  # totals that reconcile (fabric_sim/net/tally.py)
     undelivered: list[str] = field(default_factory=list)  # why messages were not delivered (runner/outcome.py)
 
     @property
@@ -132,7 +135,8 @@ def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = Non
 
 
 class _Sampler:
-    def __init__(self, fab: Fabric, hosts: Mapping[int, Host], links: dict, bin_us: float):
+    def __init__(self, fab: Fabric, hosts: Mapping[int, Host], links: dict[tuple[int, int], list[QpLink]],
+                 bin_us: float):
         self.fab, self.hosts, self.links, self.bin = fab, hosts, links, bin_us
         self.tl = Timeline()
         self.last: dict[object, int] = {}
@@ -204,7 +208,8 @@ def _owner_kind(e: Egress) -> str:
     return e.owner.kind if e.owner is not None else ""
 
 
-def _result(sc, t, fab: Fabric, msgs, tl, rtt, sim, wall, t_end, reconv) -> RunResult:
+def _result(sc: Scenario, t: Transport, fab: Fabric, msgs: list[Message], tl: Timeline, rtt: float, sim: Sim,
+            wall: float, t_end: float, reconv: qps.Reconverger | None) -> RunResult:
     eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
     retx = {"sack": sum(e.stats.retx_sack for e in eps), "nack": sum(e.stats.retx_nack for e in eps),
             "timeout": sum(e.stats.timeouts for e in eps)}

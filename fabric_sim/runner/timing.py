@@ -20,6 +20,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from control_plane.config import ConfigError, read_mapping
 from control_plane.pipelines import SCENARIOS
@@ -33,7 +34,7 @@ SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32
 MESSAGE = 2 * 1024 * 1024
 
 
-def size_scenario(nics: int) -> dict:
+def size_scenario(nics: int) -> dict[str, Any]:
     """A permutation of 2 MiB messages in 4 KiB packets on `nics` NICs."""
     rows, hosts, spines = SIZES[nics]
     return {"name": f"scale-{nics}", "seed": 1,
@@ -67,7 +68,7 @@ def compiled() -> bool:
     return not str(links.__file__).endswith(".py")
 
 
-def measure(sc: scenario.Scenario) -> dict:
+def measure(sc: scenario.Scenario) -> dict[str, Any]:
     """Run the scenario's first transport; its figures as a dict."""
     t0, c0 = time.perf_counter(), time.process_time()
     r = simulate(sc, sc.transports[0])
@@ -80,7 +81,7 @@ def measure(sc: scenario.Scenario) -> dict:
 
 
 # (scenario file under scenarios/, overrides): each short, together every hot path.
-CASES: list[tuple[str, dict]] = [
+CASES: list[tuple[str, dict[str, Any]]] = [
     ("flagship.yaml", {"duration_us": 400, "workload": {"pattern": "permutation", "message_bytes": 400000}}),
     ("flagship.yaml", {"duration_us": 300, "seed": 3, "workload": {"pattern": "permutation", "message_bytes": 600000},
                        "endpoint": {"mtu": 4096, "ack_bytes": 0}}),
@@ -95,7 +96,7 @@ CASES: list[tuple[str, dict]] = [
 ]
 
 
-def fingerprint() -> list[dict]:
+def fingerprint() -> list[dict[str, Any]]:
     """Everything the CASES' runs measured, per run (repr'd floats: exact)."""
     out = []
     for name, over in CASES:

@@ -15,7 +15,7 @@ from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
 from fabric_sim.runner.driver import Driver
 from fabric_sim.scenario import Event, Scenario, Transport, cc_profile, workload
-from fabric_sim.scenario.workload import Message
+from fabric_sim.scenario.message import Message
 from fabric_sim.transports import kinds, qps
 from fabric_sim.transports import transport as tp
 from fabric_sim.transports.qps import QpLink

@@ -53,7 +53,7 @@ def _flows(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> tuple[A
     out, seen, errors = [], set(), []
     for i, raw in enumerate(w.flows):
         try:
-            f = validate(entry_cls, raw)
+            f: Any = validate(entry_cls, raw)  # a FlowEntry (this module does not import the format)
             src, dst = (topo.device(scenario_events.device(topo, getattr(f, k), k, ("nic",))).index
                         for k in ("src", "dst"))
             if src == dst or (src, dst) in seen:

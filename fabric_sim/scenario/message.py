@@ -25,4 +25,4 @@ class Message:
     posted_at: float = -1.0
     done_at: float = -1.0
     parts_left: int = 0
-    parts: dict = field(default_factory=dict)  # (receiver QP, msg_id) -> True
+    parts: dict[tuple[int, int], bool] = field(default_factory=dict)  # (receiver QP, msg_id) -> True

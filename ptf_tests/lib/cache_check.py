@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from nic_model.nic_pipeline import NicModel
+from nic_model.nic_pipeline import Output as NicOutput
 from ptf_tests.lib import fuzz, nic_fabric
 from ptf_tests.lib.fabric import T0, T0_PORTS, carrier, frame, sid_dl, sid_t0, sid_t1
+from switch_model.pipeline import Output as SwitchOutput
 from switch_model.pipeline import SwitchModel
 
 NF_D = nic_fabric.D  # the topology's DSCPs
@@ -62,37 +63,68 @@ def _nic_churn(rng: random.Random, models: tuple[NicModel, NicModel]) -> None:
     if rng.random() < 0.03:
         entry = rng.choice(nic_fabric.NIC.planes)
         now = models[0].planes.get(entry.plane)
-        change = rng.choice(["delete", "rewrite"]) if now is not None else "restore"
+        if now is None:
+            for m in models:
+                m.install([entry])
+            return
+        change = rng.choice(["delete", "rewrite"])
         for m in models:
             if change == "delete":
                 m.uninstall([entry])
-            elif change == "rewrite":
-                m.install([dataclasses.replace(now, dst_mac=now.dst_mac ^ 1)])
             else:
-                m.install([entry])
+                m.install([dataclasses.replace(now, dst_mac=now.dst_mac ^ 1)])
 
 
-def _outs(res: Any) -> list[tuple[int, bytes, bool]]:
-    outs = res if isinstance(res, list) else [] if res is None else [res]
-    return [(o.port, o.frame, o.high_priority) for o in outs]
+Out = SwitchOutput | NicOutput
+Process = Callable[[int, bytes, int], Sequence[Out]]  # (in port, frame, zeros after it) -> what goes out
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    """A program's model with its decision cache and one without: each run
+    as a list of its outputs, what churns their tables, what they count."""
+
+    models: tuple[object, object]  # their counters compared by name
+    cached: Process
+    full: Process
+    churn: Callable[[random.Random], None]
+    counters: tuple[str, ...]
+
+
+def _switch_process(m: SwitchModel) -> Process:
+    def process(port: int, frame: bytes, pad: int) -> list[Out]:
+        out = m.process(port, frame, pad)
+        return [] if out is None else [out]
+    return process
+
+
+def _pair(program: str) -> _Pair:
+    if program == "switch":
+        sw = _switch_pair()
+        return _Pair(sw, _switch_process(sw[0]), _switch_process(sw[1]), lambda rng: _switch_churn(rng, sw),
+                     SWITCH_COUNTERS)
+    nic = _nic_pair()
+    return _Pair(nic, nic[0].process, nic[1].process, lambda rng: _nic_churn(rng, nic), NIC_COUNTERS)
+
+
+def _counters_differ(p: _Pair) -> int:
+    return sum(getattr(p.models[0], c) != getattr(p.models[1], c) for c in p.counters)
+
+
+def _outs(res: Sequence[Out]) -> list[tuple[int, bytes, bool]]:
+    return [(o.port, o.frame, o.high_priority) for o in res]
 
 
 def compare(program: str, count: int, seed: int) -> int:
     """Run `count` fuzz frames through both; return how many frames (or
     counters at the end) differed."""
     rng = random.Random(seed)
-    models: tuple[Any, Any]
-    churn: Callable[[random.Random, Any], None]
-    if program == "switch":
-        models, churn, counters = _switch_pair(), _switch_churn, SWITCH_COUNTERS
-    else:
-        models, churn, counters = _nic_pair(), _nic_churn, NIC_COUNTERS
+    p = _pair(program)
     bad = 0
     for port, raw in fuzz.frames(program, count, seed=seed, on_wire=False):
-        churn(rng, models)
-        bad += _outs(models[0].process(port, raw)) != _outs(models[1].process(port, raw))
-    bad += sum(getattr(models[0], c) != getattr(models[1], c) for c in counters)
-    return bad
+        p.churn(rng)
+        bad += _outs(p.cached(port, raw, 0)) != _outs(p.full(port, raw, 0))
+    return bad + _counters_differ(p)
 
 
 # Bytes a model reads from the front of a frame (the longest header chain):
@@ -100,10 +132,10 @@ def compare(program: str, count: int, seed: int) -> int:
 HEADER_SPAN = {"switch": 54, "nic": 54 + 40 + 8 + 12 + 36}  # a SACK's SETH and CC_STATE, or an EETH
 
 
-def _materialized(res: Any) -> list[tuple[Any, ...]]:
-    outs = res if isinstance(res, list) else [] if res is None else [res]
+def _materialized(res: Sequence[Out]) -> list[tuple[int, bytes, bool, tuple[bytes, int] | None]]:
     return [(o.port, o.frame + bytes(o.pad), o.high_priority,
-             None if getattr(o, "pkt", None) is None else (o.pkt.payload, o.pkt.payload_len)) for o in outs]
+             (o.pkt.payload, o.pkt.payload_len) if isinstance(o, NicOutput) and o.pkt is not None else None)
+            for o in res]
 
 
 def _grown(raw: bytes, zeros: int, ipv6_at: tuple[int, ...], udp_at: int) -> bytes:
@@ -140,25 +172,19 @@ def compare_elided(program: str, count: int, seed: int) -> int:
     well-formed packets of the fabric's kinds with zero payloads. Returns
     how many frames (or counters at the end) differed."""
     rng = random.Random(seed)
-    models: tuple[Any, Any]
-    churn: Callable[[random.Random, Any], None]
-    if program == "switch":  # queue depths change: ECN and trimming too
-        models, churn, counters = _switch_pair(), _switch_churn, SWITCH_COUNTERS
-    else:
-        models, churn, counters = _nic_pair(), _nic_churn, NIC_COUNTERS
+    p = _pair(program)  # the switch's queue depths change: ECN and trimming too
     span = HEADER_SPAN[program]
     pool = [_fabric_like(program, rng) for _ in range(min(count, 200))]
     bad = 0
     for port, raw in fuzz.frames(program, count, seed=seed, on_wire=False):
-        churn(rng, models)
+        p.churn(rng)
         if rng.random() < 0.5:
             port, whole = rng.choice(pool)
         else:
             whole = raw + bytes(rng.choice([0, 1, rng.randint(2, 5000)]))
         body = whole.rstrip(b"\0")
         carried = whole[:max(len(body), span)]
-        full = models[0].process(port, whole)
-        elided = models[1].process(port, carried, len(whole) - len(carried))
-        bad += _materialized(full) != _materialized(elided)
-    bad += sum(getattr(models[0], c) != getattr(models[1], c) for c in counters)
-    return bad
+        given_whole = p.cached(port, whole, 0)
+        given_elided = p.full(port, carried, len(whole) - len(carried))
+        bad += _materialized(given_whole) != _materialized(given_elided)
+    return bad + _counters_differ(p)
