@@ -9,6 +9,7 @@ immutable).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from mrc_wire.constants import CONGESTION_DEFAULTS, DSCP_DEFAULTS
 
@@ -133,6 +134,21 @@ class QpPeer:
     # once, not swapping it, which the host does).
     health: bool = False
     skip_on_mark: bool = False
+
+
+class EvChange(NamedTuple):
+    """One path-health change the NIC's data plane made: its digest
+    (p4src/nic/ev_health.p4 ev_event_t), what the controller turns into
+    mrc_ctl's EV events (control_plane/ev_events.py)."""
+
+    qp_index: int
+    reason: int  # EVR_*
+    ev: int  # the EV it names (0: the slots or planes say which)
+    slots: int  # the QP's slots it changed (bit s: slot s)
+    old_state: int  # EVS_*
+    new_state: int
+    planes_down: int  # port status: planes that went down at the peer
+    planes_up: int  # ... and came back
 
 
 @dataclass(slots=True)

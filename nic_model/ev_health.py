@@ -27,7 +27,7 @@ the controller turns it into mrc_ctl's EV events (control_plane/ev_events.py).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final
 
 from mrc_wire.constants import (
     EV_HEALTH_SLOTS,
@@ -36,22 +36,9 @@ from mrc_wire.constants import (
     EVS_GOOD,
     EVS_SKIP,
 )
-from mrc_wire.entries import QpEv
+from mrc_wire.entries import EvChange, QpEv
 
 _ONES: Final = (1 << EV_HEALTH_SLOTS) - 1
-
-
-class EvChange(NamedTuple):
-    """One state change the data plane made (the P4's ev_event_t digest)."""
-
-    qp_index: int
-    reason: int  # EVR_*
-    ev: int  # the EV it names (0: the slots or planes say which)
-    slots: int  # the QP's slots it changed (bit s: slot s)
-    old_state: int  # EVS_*
-    new_state: int
-    planes_down: int  # port status: planes that went down at the peer
-    planes_up: int  # ... and came back
 
 
 def trailing_zeros(x: int) -> int:

@@ -37,7 +37,7 @@ from mrc_wire.constants import (
 )
 from mrc_wire.usid import carrier_int, path_sids
 from nic_model import rx_track
-from nic_model.ev_health import EvChange, EvHealth
+from nic_model.ev_health import EvHealth
 from nic_model.rx_track import RxTrack
 
 
@@ -148,7 +148,7 @@ class NicModel:
         sent: the EV its data plane picked (the host's sender records it)."""
         self._pick_sink = sink
 
-    def ev_changes(self) -> list[EvChange]:
+    def ev_changes(self) -> list[N.EvChange]:
         """The EV events the data plane made since the last call (its digests)."""
         out, self.health.changes = self.health.changes, []
         return out

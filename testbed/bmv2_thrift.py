@@ -100,11 +100,11 @@ class Runtime:
             )
         return found[0]
 
-    def _call(self, what: str, fn: Any, *args: Any) -> None:
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
         from bm_runtime.standard.ttypes import InvalidRegisterOperation, RegisterOperationErrorCode
 
         try:
-            fn(0, *args)
+            return fn(0, *args)
         except InvalidRegisterOperation as exc:
             code = RegisterOperationErrorCode._VALUES_TO_NAMES.get(exc.code, str(exc.code))
             raise ThriftError(f"{self.device}: {what} refused: {code}") from exc
@@ -112,6 +112,10 @@ class Runtime:
     def register_write(self, name: str, index: int, value: int) -> None:
         full = self.register(name)
         self._call(f"register_write {full}[{index}] = {value}", self.client.bm_register_write, full, index, value)
+
+    def register_read(self, name: str, index: int) -> int:
+        full = self.register(name)
+        return int(self._call(f"register_read {full}[{index}]", self.client.bm_register_read, full, index))
 
     def register_reset(self, name: str) -> None:
         full = self.register(name)

@@ -14,7 +14,7 @@ import ptf.dataplane
 from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 from mrc_wire.constants import NIC_EVENTS
-from mrc_wire.entries import CongestionConfig
+from mrc_wire.entries import CongestionConfig, EvChange
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
 
@@ -142,6 +142,21 @@ class NicModelTarget(ModelTarget):
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
         """The host's reverse EV of `plane` for local QP `qpn` (its SACKs' path)."""
         self.model.set_reverse(qpn, plane, ev)
+
+    def set_bad(self, qpn: int, slots: int) -> None:
+        self.model.set_bad(qpn, slots)
+
+    def set_port_down(self, planes: int) -> None:
+        self.model.set_port_down(planes)
+
+    def health(self, qpn: int) -> tuple[int, int, int]:
+        """(skip, bad, peer's planes down) of local QP `qpn`."""
+        i = self.model.peers[qpn].qp_index
+        h = self.model.health
+        return h.skip[i], h.bad[i], h.peer_down[i]
+
+    def ev_changes(self, expect: int = 0, wait: float = 0.0) -> list[EvChange]:
+        return self.model.ev_changes()
 
     def delete_slots(self, qpn: int) -> None:
         qp = self.model.qps[qpn]

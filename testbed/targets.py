@@ -24,10 +24,11 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members, read_drops, read_total
 from control_plane.ev_control import slot_updates
+from control_plane.ev_events import DigestListener
 from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
-from mrc_wire.entries import CongestionConfig
+from mrc_wire.entries import CongestionConfig, EvChange
 from testbed.bmv2 import start_with_tables
 from testbed.settle import Settler, nic_progress, switch_progress
 
@@ -263,8 +264,10 @@ class NicCounters:
         self.session.write(slot_updates(writes))
 
 
-# The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs.
+# The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;
+# and path health's (p4src/nic/ev_health.p4): none of the last's skips, bad slots or ports down.
 RX_REGISTERS = ("rx_cum", "rx_word", "rx_unacked", "rx_rcvd", "rx_ooo", "rx_reverse")
+HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down")
 
 
 class NicBmv2Target(NicCounters, Bmv2Target):
@@ -273,14 +276,50 @@ class NicBmv2Target(NicCounters, Bmv2Target):
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(state.notice)])
         self.state = state
         self.settler = Settler(state.name, lambda: nic_progress(self.session, ports), self.received)
+        self.listener: DigestListener | None = None  # EV events (digests), from the first reset on
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+        super().close()
+
+    def _index(self, qpn: int) -> int:
+        [qp] = [q for q in self.state.peers if q.qpn == qpn]
+        return qp.qp_index
+
+    def set_bad(self, qpn: int, slots: int) -> None:
+        """The host's word of local QP `qpn`'s slots assumed bad (PI has no P4Runtime register writes)."""
+        self.bmv2.runtime().register_write("ev_bad", self._index(qpn), slots)
+
+    def set_port_down(self, planes: int) -> None:
+        self.bmv2.runtime().register_write("port_down", 0, planes)
+
+    def health(self, qpn: int) -> tuple[int, int, int]:
+        """(skip, bad, peer's planes down) of local QP `qpn`, read back."""
+        rt, i = self.bmv2.runtime(), self._index(qpn)
+        return rt.register_read("ev_skip", i), rt.register_read("ev_bad", i), rt.register_read("ev_peer_down", i)
+
+    def ev_changes(self, expect: int = 0, wait: float = 2.0) -> list[EvChange]:
+        """The EV events (digests) since the last call; waits up to `wait`
+        seconds for `expect` of them (they travel apart from the packets)."""
+        assert self.listener is not None
+        got = self.listener.drain()
+        end = time.monotonic() + wait
+        while len(got) < expect and time.monotonic() < end:
+            time.sleep(0.02)
+            got += self.listener.drain()
+        return got
 
     def reset(self) -> None:
         """Between tests: planned tables back (slots), rotation from slot 0."""
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
         rt = self.bmv2.runtime()
-        for reg in ("qp_rotation", *RX_REGISTERS):
+        for reg in ("qp_rotation", *RX_REGISTERS, *HEALTH_REGISTERS):
             rt.register_reset(reg)
+        if self.listener is None:
+            self.listener = DigestListener(self.session)
+        self.listener.drain()
 
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
         """The host's write of local QP `qpn`'s reverse EV of `plane`: the

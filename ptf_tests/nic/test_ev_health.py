@@ -1,0 +1,155 @@
+"""Per-EV path health in the NIC's data plane (docs/nic.md, "Path health
+in the pipeline"): what arrives from the fabric (a SACK's congestion
+mark, a TRIMMED NACK, the peer's port status) and what the host writes
+(slots assumed bad, its own ports down) change which slots the rotation
+takes; each change the data plane makes is an EV event (a digest on
+BMv2). Expected EVs are worked out here from the rules, on every target.
+
+QP 5 of NIC 0 (ptf_tests/lib/nic_fabric.py): 8 slots over the demo
+fabric's 2 planes (slot s on plane s % 2), health on, min_active 2, a
+congestion mark skips an EV once."""
+
+from __future__ import annotations
+
+import pytest
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+
+from control_plane import nic_plan as N
+from control_plane.ev_events import SlotView, expand
+from mrc_wire import dissect
+from mrc_wire.constants import (
+    EP_PORT_STATUS,
+    EVR_CONGESTION,
+    EVR_PORT_STATUS,
+    EVR_ROTATION,
+    EVR_TRIMMED,
+    EVS_GOOD,
+    EVS_SKIP,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
+    OP_EP_REQUEST,
+    OP_NACK,
+    OP_SACK,
+)
+from mrc_wire.entries import EvChange
+from ptf_tests.lib import headers as H
+from ptf_tests.lib.nic_fabric import (
+    HEALTH_PEER_QPN,
+    HEALTH_QPN,
+    ME,
+    NIC,
+    PEER,
+    PROFILE,
+    addr,
+    encapsulated,
+    host_data,
+)
+
+pytestmark = pytest.mark.bmv2_knob("path health's registers (BMv2 Thrift register_write and read)")
+
+HOME = PROFILE.home  # slot s holds HOME[s], on plane s % 2
+assert [e & 7 for e in HOME] == [0, 1] * 4
+[INDEX] = [p.qp_index for p in NIC.peers if p.qpn == HEALTH_QPN]
+
+
+def _sent(t, n: int, first_psn: int = 0) -> list[int]:
+    """The EVs of `n` data packets of QP 5 from the host, in PSN order (the
+    plane ports' frames reach the test in no common order)."""
+    out = t.burst([(N.HOST_PORT, bytes(host_data(psn=first_psn + i, qpn=HEALTH_PEER_QPN))) for i in range(n)])
+    frames = [dissect.decode(dissect.LINK_ETHERNET, f) for p, f in out if p != N.HOST_PORT]
+    return [d["ev"] for d in sorted(frames, key=lambda d: d["bth"]["psn"])]
+
+
+def _control(opcode: int, ext, on_ev: int) -> bytes:
+    """A control packet from the peer to QP 5, off the fabric on `on_ev`."""
+    inner = IPv6(bytes(IPv6(src=addr(PEER), dst=addr(ME), tc=46 << 2, hlim=64)
+                       / UDP(sport=0, dport=H.ROCE_PORT, chksum=0)
+                       / H.BTH(opcode=opcode, dqp=HEALTH_QPN, psn=3) / ext / H.ICRC))
+    return bytes(encapsulated(inner, on_ev, PEER, ME, 46, 0))
+
+
+def _sack(ev: int, m: int) -> bytes:
+    return _control(OP_SACK, H.SETH(m=m, entropy=ev, cack_psn=2, sack_offset=2) / H.CCState(), HOME[0])
+
+
+def _nack(ev: int, reason: int) -> bytes:
+    return _control(OP_NACK, H.NETH(nack_reason=reason, entropy=ev, nack_psn=4), HOME[0])
+
+
+def _ports(down: int) -> bytes:
+    return _control(OP_EP_REQUEST, H.ERTH(op=EP_PORT_STATUS, port_status_mask=down), HOME[0])
+
+
+def _arrive(t, *frames: bytes) -> int:
+    """Frames into plane 0's port; how many went on to the host."""
+    out = t.burst([(N.plane_port(0), f) for f in frames])
+    return sum(1 for p, _ in out if p == N.HOST_PORT)
+
+
+def test_the_rotation_takes_every_slot_in_turn(nic_target):
+    assert _sent(nic_target, 16) == HOME * 2
+    assert nic_target.ev_changes() == []
+
+
+def test_a_congestion_mark_skips_the_ev_once(nic_target):
+    assert _arrive(nic_target, _sack(HOME[2], m=1)) == 1  # the SACK goes on to the host too
+    assert nic_target.health(HEALTH_QPN) == (1 << 2, 0, 0)
+    assert _sent(nic_target, 15) == [e for e in HOME if e != HOME[2]] + HOME
+    assert nic_target.health(HEALTH_QPN) == (0, 0, 0)
+    assert nic_target.ev_changes(expect=2) == [
+        EvChange(INDEX, EVR_CONGESTION, HOME[2], 1 << 2, EVS_GOOD, EVS_SKIP, 0, 0),
+        EvChange(INDEX, EVR_ROTATION, 0, 1 << 2, EVS_SKIP, EVS_GOOD, 0, 0)]
+
+
+def test_a_sack_without_the_mark_changes_nothing(nic_target):
+    _arrive(nic_target, _sack(HOME[2], m=0))
+    assert _sent(nic_target, 8) == HOME
+    assert nic_target.ev_changes() == []
+
+
+def test_a_trimmed_nack_skips_the_ev_once_a_last_hop_trim_does_not(nic_target):
+    _arrive(nic_target, _nack(HOME[5], NACK_TRIMMED_LASTHOP))
+    assert nic_target.health(HEALTH_QPN) == (0, 0, 0)  # the receiver, not the path, was the bottleneck
+    _arrive(nic_target, _nack(HOME[5], NACK_TRIMMED))
+    assert _sent(nic_target, 7) == [e for e in HOME if e != HOME[5]]
+    assert [(c.reason, c.ev, c.slots) for c in nic_target.ev_changes(expect=2)] == [
+        (EVR_TRIMMED, HOME[5], 1 << 5), (EVR_ROTATION, 0, 1 << 5)]
+
+
+def test_the_peers_port_status_passes_over_its_plane_until_it_is_back(nic_target):
+    _arrive(nic_target, _ports(1 << 1))
+    assert nic_target.health(HEALTH_QPN) == (0, 0, 1 << 1)
+    assert _sent(nic_target, 7) == [HOME[s] for s in (0, 2, 4, 6, 0, 2, 4)]  # plane 1's slots passed over
+    _arrive(nic_target, _ports(0))
+    assert _sent(nic_target, 8, 7) == HOME[5:] + HOME[:5]  # the turn goes on after slot 4
+    assert nic_target.ev_changes(expect=2) == [
+        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0), EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 0, 1 << 1)]
+
+
+def test_the_hosts_bad_slots_and_own_ports_are_passed_over_without_an_event(nic_target):
+    nic_target.set_bad(HEALTH_QPN, 1 << 2 | 1 << 6)
+    nic_target.set_port_down(1 << 1)  # plane 1: slots 1, 3, 5, 7
+    assert _sent(nic_target, 4) == [HOME[0], HOME[4]] * 2
+    nic_target.set_port_down(0)
+    assert _sent(nic_target, 6, 4) == [HOME[s] for s in (5, 7, 0, 1, 3, 4)]  # from turn 5, past slot 4
+    assert nic_target.ev_changes() == []  # the host's own changes: it knows them
+
+
+def test_skips_are_not_passed_over_below_min_active(nic_target):
+    # Slots 0..6 skip once: one usable slot is below the floor of 2, so the
+    # rotation takes every slot as configured and consumes no skip.
+    _arrive(nic_target, *[_sack(HOME[s], m=1) for s in range(7)])
+    assert _sent(nic_target, 8) == HOME
+    assert nic_target.health(HEALTH_QPN)[0] == (1 << 7) - 1
+    assert len(nic_target.ev_changes(expect=7)) == 7
+
+
+def test_the_controller_names_each_ev_of_an_event():
+    view = SlotView(NIC)
+    rotation = EvChange(INDEX, EVR_ROTATION, 0, 1 << 1 | 1 << 4, EVS_SKIP, EVS_GOOD, 0, 0)
+    assert [(e.qpn, e.ev, e.old, e.new, e.reason) for e in expand(rotation, view)] == [
+        (HEALTH_QPN, HOME[1], "SKIP", "GOOD", "rotation"), (HEALTH_QPN, HOME[4], "SKIP", "GOOD", "rotation")]
+    ports = EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0)
+    assert [(e.ev, e.old, e.new) for e in expand(ports, view)] == [
+        (HOME[s], "GOOD", "PLANE_DOWN") for s in (1, 3, 5, 7)]
