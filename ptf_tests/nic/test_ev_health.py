@@ -124,7 +124,8 @@ def test_the_peers_port_status_passes_over_its_plane_until_it_is_back(nic_target
     _arrive(nic_target, _ports(0))
     assert _sent(nic_target, 8, 7) == HOME[5:] + HOME[:5]  # the turn goes on after slot 4
     assert nic_target.ev_changes(expect=2) == [
-        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0), EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 0, 1 << 1)]
+        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0),
+        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 0, 1 << 1)]
 
 
 def test_the_hosts_bad_slots_and_own_ports_are_passed_over_without_an_event(nic_target):
