@@ -176,7 +176,7 @@ def test_nic_devices_get_their_static_tables_and_keep_their_qps(tmp_path, capsys
         with Session(Device("nic-1", sw.grpc_addr, sw.device_id), p4info, election_id=20) as s:
             [session] = s.read([fy.P4CloneSessionEntry(N.nic_state(TOPO, 1).notice.session)])
             assert [(r.port, r.instance) for r in session.replicas] == [(N.nic_state(TOPO, 1).notice.port, 1)]
-            peer = fy.Action("set_peer", qpn=9, qp_index=0, offload=0, follow=0, ack_bytes=0)
+            peer = fy.Action("set_peer", qpn=9, qp_index=0, offload=0, follow=0, ack_bytes=0, health=0, skip_on_mark=0)
             qp = fy.P4TableEntry("qp_peer", match=fy.Match(qpn=7), action=peer)
             s.write([+qp])
             row = [e for e in s.read([fy.P4TableEntry("dest_row")])][0]

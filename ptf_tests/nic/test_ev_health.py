@@ -46,7 +46,7 @@ from ptf_tests.lib.nic_fabric import (
     host_data,
 )
 
-pytestmark = pytest.mark.bmv2_knob("path health's registers (BMv2 Thrift register_write and read)")
+knob = pytest.mark.bmv2_knob("path health's registers (BMv2 Thrift register_write and read)")
 
 HOME = PROFILE.home  # slot s holds HOME[s], on plane s % 2
 assert [e & 7 for e in HOME] == [0, 1] * 4
@@ -87,11 +87,13 @@ def _arrive(t, *frames: bytes) -> int:
     return sum(1 for p, _ in out if p == N.HOST_PORT)
 
 
+@knob
 def test_the_rotation_takes_every_slot_in_turn(nic_target):
     assert _sent(nic_target, 16) == HOME * 2
     assert nic_target.ev_changes() == []
 
 
+@knob
 def test_a_congestion_mark_skips_the_ev_once(nic_target):
     assert _arrive(nic_target, _sack(HOME[2], m=1)) == 1  # the SACK goes on to the host too
     assert nic_target.health(HEALTH_QPN) == (1 << 2, 0, 0)
@@ -102,12 +104,14 @@ def test_a_congestion_mark_skips_the_ev_once(nic_target):
         EvChange(INDEX, EVR_ROTATION, 0, 1 << 2, EVS_SKIP, EVS_GOOD, 0, 0)]
 
 
+@knob
 def test_a_sack_without_the_mark_changes_nothing(nic_target):
     _arrive(nic_target, _sack(HOME[2], m=0))
     assert _sent(nic_target, 8) == HOME
     assert nic_target.ev_changes() == []
 
 
+@knob
 def test_a_trimmed_nack_skips_the_ev_once_a_last_hop_trim_does_not(nic_target):
     _arrive(nic_target, _nack(HOME[5], NACK_TRIMMED_LASTHOP))
     assert nic_target.health(HEALTH_QPN) == (0, 0, 0)  # the receiver, not the path, was the bottleneck
@@ -117,6 +121,7 @@ def test_a_trimmed_nack_skips_the_ev_once_a_last_hop_trim_does_not(nic_target):
         (EVR_TRIMMED, HOME[5], 1 << 5), (EVR_ROTATION, 0, 1 << 5)]
 
 
+@knob
 def test_the_peers_port_status_passes_over_its_plane_until_it_is_back(nic_target):
     _arrive(nic_target, _ports(1 << 1))
     assert nic_target.health(HEALTH_QPN) == (0, 0, 1 << 1)
@@ -128,6 +133,7 @@ def test_the_peers_port_status_passes_over_its_plane_until_it_is_back(nic_target
         EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 0, 1 << 1)]
 
 
+@knob
 def test_the_hosts_bad_slots_and_own_ports_are_passed_over_without_an_event(nic_target):
     nic_target.set_bad(HEALTH_QPN, 1 << 2 | 1 << 6)
     nic_target.set_port_down(1 << 1)  # plane 1: slots 1, 3, 5, 7
@@ -137,6 +143,7 @@ def test_the_hosts_bad_slots_and_own_ports_are_passed_over_without_an_event(nic_
     assert nic_target.ev_changes() == []  # the host's own changes: it knows them
 
 
+@knob
 def test_skips_are_not_passed_over_below_min_active(nic_target):
     # Slots 0..6 skip once: one usable slot is below the floor of 2, so the
     # rotation takes every slot as configured and consumes no skip.

@@ -31,7 +31,8 @@ SUITES = {
                                action=fy.Action("set_port", port=T0_PORTS[-1]))),
     "nic": ("ptf_tests/nic", nic_fabric.PORTS, P.NIC_TABLES, P.NIC_DEFAULTS,
             fy.P4TableEntry("qp_peer", match=fy.Match(qpn=4000),
-                            action=fy.Action("set_peer", qpn=4001, qp_index=0, offload=0, follow=0, ack_bytes=0))),
+                            action=fy.Action("set_peer", qpn=4001, qp_index=0, offload=0, follow=0, ack_bytes=0,
+                                             health=0, skip_on_mark=0))),
 }
 
 
