@@ -130,8 +130,8 @@ class QpPeer:
     ack_bytes: int = 0
     # The data plane's path health (nic_model/ev_health.py): a TRIMMED NACK
     # and the peer's port status act on the QP's slots (`health`); so does
-    # a SACK's congestion mark (`skip_on_mark`: MRC skipping a marked EV
-    # once, not swapping it, which the host does).
+    # a SACK's congestion mark (`skip_on_mark`: SETH m, skip once; the host
+    # may also swap the EV for an idle spare, ecn_move "swap").
     health: bool = False
     skip_on_mark: bool = False
 

@@ -148,6 +148,11 @@ class NicModel:
         sent: the EV its data plane picked (the host's sender records it)."""
         self._pick_sink = sink
 
+    def skipping(self, qpn: int) -> int:
+        """Slots of local QP `qpn` its data plane will skip once (ev_skip)."""
+        qp = self.peers.get(qpn)
+        return self.health.skip[qp.qp_index].bit_count() if qp is not None and qp.health else 0
+
     def ev_changes(self) -> list[N.EvChange]:
         """The EV events the data plane made since the last call (its digests)."""
         out, self.health.changes = self.health.changes, []

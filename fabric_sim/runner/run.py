@@ -184,6 +184,10 @@ class _Sampler:
         states: Counter[str] = Counter()
         for q in self.senders:
             states.update(st.value for st in q.prof_a.state.values())
+            if q.prof_a.health:  # its skips are the NIC's (one per slot set to skip once)
+                skipping = self.fab.nics[q.a].model.skipping(q.qpn_a)
+                states["SKIP"] += skipping
+                states["GOOD"] -= skipping
         for st in ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN", "DENIED"):
             tl.ev_states.setdefault(st, []).append(states[st])
         for name, qp in self.traced:

@@ -117,7 +117,7 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
                 spare = tuple(e for pool in prof.backups.values() for e in pool)
                 specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare, tr.offloads_receiver,
                                                         prof.enabled, ack_bytes, prof.health, prof.min_active,
-                                                        not prof.ecn_swap))
+                                                        prof.health))
             links.append(link)
         out[(a, b)] = links
     return out, specs
