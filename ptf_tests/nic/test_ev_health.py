@@ -11,6 +11,10 @@ congestion mark skips an EV once."""
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections import Counter
+
 import pytest
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
@@ -40,11 +44,13 @@ from ptf_tests.lib.nic_fabric import (
     ME,
     NIC,
     PEER,
+    PORTS,
     PROFILE,
     addr,
     encapsulated,
     host_data,
 )
+from testbed.model_targets import NicModelTarget
 
 knob = pytest.mark.bmv2_knob("path health's registers (BMv2 Thrift register_write and read)")
 
@@ -161,3 +167,39 @@ def test_the_controller_names_each_ev_of_an_event():
     ports = EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0)
     assert [(e.ev, e.old, e.new) for e in expand(ports, view)] == [
         (HOME[s], "GOOD", "PLANE_DOWN") for s in (1, 3, 5, 7)]
+
+
+def _stream(seed: int, count: int) -> list[tuple[int, bytes]]:
+    """Random data from the host for QP 5 between random evidence from the
+    fabric: marked and unmarked SACKs, TRIMMED and last-hop NACKs on random
+    EVs (some not the QP's), port statuses."""
+    rng = random.Random(seed)
+    evs = [*HOME, 0x7FFF8]  # and one EV the QP does not hold
+    out: list[tuple[int, bytes]] = []
+    for psn in range(count):
+        r = rng.random()
+        if r < 0.6:
+            out.append((N.HOST_PORT, bytes(host_data(psn=psn, qpn=HEALTH_PEER_QPN))))
+        elif r < 0.8:
+            out.append((N.plane_port(0), _sack(rng.choice(evs), m=rng.choice([0, 1]))))
+        elif r < 0.93:
+            out.append((N.plane_port(0), _nack(rng.choice(evs), rng.choice([NACK_TRIMMED, NACK_TRIMMED_LASTHOP]))))
+        else:
+            out.append((N.plane_port(0), _ports(rng.choice([0, 0, 1, 2]))))
+    return out
+
+
+@knob
+def test_random_streams_leave_the_model_and_the_target_equal(nic_target):
+    """Frames out, the registers after, and the EV events, as the model's."""
+    frames = _stream(seed=7, count=300)
+    model = NicModelTarget(NIC, PORTS)
+    # One burst per run of frames into one port: BMv2 takes two ports' frames in no set order.
+    out: list[tuple[int, bytes]] = []
+    for _, run in itertools.groupby(frames, key=lambda pf: pf[0]):
+        out += nic_target.burst(list(run))
+    assert Counter(out) == Counter(model.burst(frames))
+    assert nic_target.health(HEALTH_QPN) == model.health(HEALTH_QPN)
+    want = model.ev_changes()
+    assert len(want) > 20 and {c.reason for c in want} == {EVR_CONGESTION, EVR_TRIMMED, EVR_ROTATION, EVR_PORT_STATUS}
+    assert nic_target.ev_changes(expect=len(want)) == want
