@@ -1,6 +1,7 @@
 """EV control over P4Runtime, after the OCP MRC controller API (`mrc_ctl.h`):
 a QP's EV profile (nic_model.ev.EvProfile) decides; this module writes what
-it decided into the NIC's slot table, one batched Write per change."""
+it decided into the NIC's slot table, one batched Write per change, and,
+for a QP whose data plane keeps path health, ev_slots beside it."""
 
 from __future__ import annotations
 
@@ -18,15 +19,45 @@ def slot_updates(writes: Sequence[tuple[int, int]], base: int = 0) -> list[fy.P4
     return [~P.to_p4(N.SlotEv(base + slot, ev)) for slot, ev in writes]
 
 
+def ev_slot_updates(qp_index: int, before: Sequence[int], after: Sequence[int]) -> list[fy.P4TableEntry]:
+    """The ev_slots writes that take a QP's slots from `before` to `after`
+    (EV of each slot): deletes of EVs no slot holds any more, modifies of
+    those whose slots changed, inserts of new ones (nic_plan.ev_slot_entries)."""
+    old = {e.ev: e.slots for e in N.ev_slot_entries(qp_index, before)}
+    new = {e.ev: e.slots for e in N.ev_slot_entries(qp_index, after)}
+    out = [-P.to_p4(N.EvSlots(qp_index, ev, 0)) for ev in old if ev not in new]
+    for ev, bits in new.items():
+        if ev not in old:
+            out.append(+P.to_p4(N.EvSlots(qp_index, ev, bits)))
+        elif old[ev] != bits:
+            out.append(~P.to_p4(N.EvSlots(qp_index, ev, bits)))
+    return out
+
+
 class NicEvControl:
-    """Pushes EV retire/restore rewrites of one NIC's QPs to its slot_ev."""
+    """Pushes EV retire/restore rewrites of one NIC's QPs to its slot_ev
+    (and ev_slots for a QP with path health in the data plane)."""
 
     def __init__(self, session: Session, state: N.NicState):
         self.session = session
-        # QP number (local) -> base of its slot range.
-        by_peer = {q.qpn: q.base for q in state.qps}
-        self.base = {p.qpn: by_peer[p.peer_qpn] for p in state.peers}
+        by_peer = {q.qpn: q for q in state.qps}
+        # QP number (local) -> its qp_ev entry (the slot range).
+        self.qp = {p.qpn: by_peer[p.peer_qpn] for p in state.peers}
+        planned = {s.slot: s.ev for s in state.slots}
+        # A health QP's slots as written: what ev_slots is kept equal to.
+        self.slots = {qpn: [planned[q.base + i] for i in range(q.mask + 1)]
+                      for qpn, q in self.qp.items() if q.health}
 
     def push(self, qpn: int, writes: Sequence[tuple[int, int]]) -> None:
-        if writes:
-            self.session.write(slot_updates(writes, self.base[qpn]))
+        if not writes:
+            return
+        q = self.qp[qpn]
+        updates = slot_updates(writes, q.base)
+        slots = self.slots.get(qpn)
+        if slots is not None:
+            after = list(slots)
+            for slot, ev in writes:
+                after[slot] = ev
+            updates += ev_slot_updates(q.qp_index, slots, after)
+            self.slots[qpn] = after
+        self.session.write(updates)

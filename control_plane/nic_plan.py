@@ -6,6 +6,7 @@ row, one port per plane, and per QP its slots and peer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from control_plane import addressing as A
@@ -17,7 +18,6 @@ from mrc_wire.constants import HOST_PORT as HOST_PORT
 from mrc_wire.constants import plane_port as plane_port
 from mrc_wire.entries import (
     DestRow,
-    EvSlots,
     EvStats,
     NicConfig,
     NoticeSession,
@@ -25,6 +25,7 @@ from mrc_wire.entries import (
     QpEv,
     QpPeer,
 )
+from mrc_wire.entries import EvSlots as EvSlots
 from mrc_wire.entries import SlotEv as SlotEv
 
 
@@ -81,7 +82,7 @@ def plane_words(planes: list[int]) -> tuple[int, int, int]:
     return b0, b1, b2
 
 
-def ev_slot_entries(qp_index: int, slots: tuple[int, ...] | list[int]) -> list[EvSlots]:
+def ev_slot_entries(qp_index: int, slots: Sequence[int]) -> list[EvSlots]:
     """ev_slots of a QP whose slot s holds slots[s]: each EV's slot bits."""
     bits: dict[int, int] = {}
     for s, ev in enumerate(slots):

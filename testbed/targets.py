@@ -23,7 +23,7 @@ from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members, read_drops, read_total
-from control_plane.ev_control import slot_updates
+from control_plane.ev_control import NicEvControl, slot_updates
 from control_plane.ev_events import DigestListener
 from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
@@ -228,6 +228,7 @@ class NicCounters:
     session: Session
     state: N.NicState
     counter: Callable[[str, int], int]  # the target's (an annotation only)
+    _ev_control: NicEvControl | None = None  # the slots as written since the tables were planned
 
     def drop_count(self, reason: str) -> int:
         return self.counter(NIC_DROP_COUNTER, enum_members(self.session.switch.p4info, NIC_DROP_ENUM)[reason])
@@ -260,8 +261,19 @@ class NicCounters:
         self.session.write([-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)])
 
     def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
-        """Retire or restore EVs: one batched Write of slot_ev modifies."""
-        self.session.write(slot_updates(writes))
+        """Retire or restore EVs (absolute slots): one batched Write of
+        slot_ev modifies, and ev_slots for a QP with path health."""
+        if self._ev_control is None:
+            self._ev_control = NicEvControl(self.session, self.state)
+        control = self._ev_control
+        for qpn, q in control.qp.items():
+            mine = [(s - q.base, ev) for s, ev in writes if q.base <= s <= q.base + q.mask]
+            if qpn in control.slots and mine:
+                control.push(qpn, mine)
+        rest = [(s, ev) for s, ev in writes if not any(
+            q.base <= s <= q.base + q.mask for qpn, q in control.qp.items() if qpn in control.slots)]
+        if rest:
+            self.session.write(slot_updates(rest))
 
 
 # The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;
@@ -317,6 +329,7 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         rt = self.bmv2.runtime()
         for reg in ("qp_rotation", *RX_REGISTERS, *HEALTH_REGISTERS):
             rt.register_reset(reg)
+        self._ev_control = None  # the slots as planned again
         if self.listener is None:
             self.listener = DigestListener(self.session)
         self.listener.drain()

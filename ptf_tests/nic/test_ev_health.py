@@ -203,3 +203,17 @@ def test_random_streams_leave_the_model_and_the_target_equal(nic_target):
     want = model.ev_changes()
     assert len(want) > 20 and {c.reason for c in want} == {EVR_CONGESTION, EVR_TRIMMED, EVR_ROTATION, EVR_PORT_STATUS}
     assert nic_target.ev_changes(expect=len(want)) == want
+
+
+@knob
+def test_a_rewritten_slot_is_found_by_its_new_ev(nic_target):
+    """The controller keeps ev_slots with slot_ev: a mark on the spare now
+    in slot 3 skips slot 3; a mark on the EV it replaced skips nothing."""
+    [q] = [q for q in NIC.qps if q.qpn == HEALTH_PEER_QPN]
+    spare = PROFILE.backups[1][0]
+    nic_target.rewrite_slots([(q.base + 3, spare)])
+    _arrive(nic_target, _sack(HOME[3], m=1))
+    assert nic_target.health(HEALTH_QPN)[0] == 0
+    _arrive(nic_target, _sack(spare, m=1))
+    assert nic_target.health(HEALTH_QPN)[0] == 1 << 3
+    assert _sent(nic_target, 8) == [HOME[s] for s in (0, 1, 2, 4, 5, 6, 7, 0)]  # slot 3 (the spare) skipped once
