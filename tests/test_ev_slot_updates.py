@@ -4,7 +4,6 @@ that take a health QP's slots from one rotation to the next."""
 from control_plane.ev_control import ev_slot_updates
 
 
-
 def test_a_rewrite_moves_the_slot_bit_from_the_old_ev_to_the_new():
     before, after = [10, 11, 10, 12], [10, 11, 13, 12]
     ups = ev_slot_updates(4, before, after)
