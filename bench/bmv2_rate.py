@@ -1,6 +1,9 @@
 """BMv2 packets per second of the switch program vs a bare L2 forwarding
 program, in the same run: one stream of carriers in on a downlink and out
-of an uplink, sent from a raw socket, counted on the other side."""
+of an uplink, sent from a raw socket, counted on the other side. And the
+NIC program's: the host's data sprayed by the plain rotation and by the
+rotation with path health, and data from the fabric through the receiver
+(each becoming a SACK or going to the host), beside the same L2 baseline."""
 
 from __future__ import annotations
 
@@ -36,44 +39,50 @@ def _frame() -> bytes:
     return bytes(pkt)
 
 
-def _measure(sw: Bmv2Switch) -> tuple[float, int]:
-    """(received packets per second, received count) for PACKETS sent."""
+def _measure(sw: Bmv2Switch, frames: list[bytes], in_port: int = IN_PORT,
+             out_ports: tuple[int, ...] = (OUT_PORT,)) -> tuple[float, int]:
+    """(received packets per second, received count) for PACKETS sent, the
+    frames in turn, into `in_port`; counted on every port of `out_ports`."""
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    tx.bind((sw.host_iface(IN_PORT), 0))
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    rx.bind((sw.host_iface(OUT_PORT), 0))
-    rx.settimeout(1.0)
+    tx.bind((sw.host_iface(in_port), 0))
     got = [0, 0.0]
+    lock = threading.Lock()
 
-    def receive() -> None:
+    def receive(port: int) -> None:
+        rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        rx.bind((sw.host_iface(port), 0))
+        rx.settimeout(1.0)
         while True:
             try:
                 rx.recv(2048)
             except TimeoutError:
+                rx.close()
                 return
-            got[0] += 1
-            got[1] = time.perf_counter()
+            with lock:
+                got[0] += 1
+                got[1] = time.perf_counter()
 
-    t = threading.Thread(target=receive)
-    t.start()
-    frame = _frame()
+    threads = [threading.Thread(target=receive, args=(p,)) for p in out_ports]
+    for t in threads:
+        t.start()
     start = time.perf_counter()
     for i in range(PACKETS):
-        tx.send(frame)
+        tx.send(frames[i % len(frames)])
         if i % 64 == 63:
             time.sleep(0.0005)  # let BMv2's input thread keep up
-    t.join()
+    for t in threads:
+        t.join()
     tx.close()
-    rx.close()
     return (got[0] / (got[1] - start) if got[0] else 0.0), int(got[0])
 
 
-def _program(name: str, setup) -> tuple[float, int]:
+def _program(name: str, setup, frames: list[bytes] | None = None, in_port: int = IN_PORT,
+             out_ports: tuple[int, ...] = (OUT_PORT,)) -> tuple[float, int]:
     p4info, blob = toolchain.artifacts(name)
-    with Bmv2Switch(f"bench-{name}", ports=[IN_PORT, OUT_PORT], log=False) as sw:
+    with Bmv2Switch(f"bench-{name}", ports=sorted({in_port, *out_ports}), log=False) as sw:
         with Session(Device(name, sw.grpc_addr, sw.device_id), p4info, blob) as s:
             setup(s)
-            return _measure(sw)
+            return _measure(sw, frames or [_frame()], in_port, out_ports)
 
 
 def _switch_setup(s: Session) -> None:
@@ -87,6 +96,42 @@ def _l2_setup(s: Session) -> None:
     s.write(
         [+fy.P4TableEntry("port_forward", match=fy.Match(port=IN_PORT), action=fy.Action("forward", port=OUT_PORT))]
     )
+
+
+def _nic_setup(s: Session) -> None:
+    from ptf_tests.lib import nic_fabric as NF
+
+    s.reconcile([P.to_p4(e) for e in NF.NIC.entries()], P.NIC_TABLES, P.NIC_DEFAULTS)
+
+
+def _nic_cases() -> list[tuple[str, list[bytes], int, tuple[int, ...]]]:
+    """(what, frames, in port, out ports) of the NIC program's streams."""
+    from ptf_tests.lib import nic_fabric as NF
+
+    planes = tuple(NF.N.plane_port(p) for p in range(NF.TOPO.planes))
+    host = NF.N.HOST_PORT
+    plain = [bytes(NF.host_data(psn=i, qpn=NF.PEER_QPN)) for i in range(64)]
+    health = [bytes(NF.host_data(psn=i, qpn=NF.HEALTH_PEER_QPN)) for i in range(64)]
+    # New PSNs in order, each with the ack-request bit: each becomes a SACK and a copy to the host.
+    rx = [bytes(NF.from_fabric(NF.PEER, NF.ME, NF.PROFILE.home[0], psn=i)) for i in range(PACKETS)]
+    return [("host data, plain rotation", plain, host, planes),
+            ("host data, rotation with path health", health, host, planes),
+            ("fabric data through the receiver (SACK and host copy each)", rx, NF.N.plane_port(0), (host, *planes))]
+
+
+def nic_rates() -> list[str]:
+    out = ["## BMv2 packet rate of the NIC program (frames out per second)"]
+    reason = toolchain.bmv2_unavailable()
+    missing = [n for n in ("nic", "l2fwd") if not toolchain.artifacts(n)[1].exists()]
+    if reason or missing:
+        return out + [f"skipped: {reason or ', '.join(missing) + ' JSON missing'}"]
+    l2_pps, _ = _program("l2fwd", _l2_setup)
+    out.append(f"- bare L2 beside it: {l2_pps:,.0f} pkt/s")
+    for what, frames, in_port, out_ports in _nic_cases():
+        pps, n = _program("nic", _nic_setup, frames, in_port, out_ports)
+        out.append(f"- {what}: {pps:,.0f} frames/s out ({n} for {PACKETS} in; {pps / l2_pps:.2f} of L2)"
+                   if l2_pps else f"- {what}: {pps:,.0f} frames/s out")
+    return out
 
 
 def run() -> list[str]:
@@ -103,4 +148,4 @@ def run() -> list[str]:
         f"- MRC switch: {sw_pps:,.0f} pkt/s ({sw_n} received)",
         f"- switch / L2 rate: {sw_pps / l2_pps:.2f}" if l2_pps else "- L2 baseline received nothing",
     ]
-    return out
+    return out + [""] + nic_rates()
