@@ -37,6 +37,7 @@ COMPILED = [
     "switch_model/pipeline.py",
     "nic_model/nic_pipeline.py",
     "nic_model/rx_track.py",
+    "nic_model/ev_health.py",
     "nic_model/nscc.py",
     "nic_model/ev.py",
     "nic_model/qp.py",
