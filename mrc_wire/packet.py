@@ -276,6 +276,11 @@ class Mrc:
         return ev, (b1 >> 5) & 3, (cack + 1) & 0xFFFFFF, (cack + ack_off) & 0xFFFFFF, bitmap
 
     @property
+    def sack_mark(self) -> int:
+        """A SACK's congestion mark (SETH m), without parsing the rest."""
+        return (self.raw[HDR_LEN + 1] >> 5) & 3
+
+    @property
     def probe_response(self) -> bool:
         """A SACK answering a probe (SETH pr)."""
         return bool(self.raw[HDR_LEN + 1] & 2)

@@ -89,11 +89,14 @@ class EvHealth:
     # ---- transmit: the rotation's pick ----------------------------------
     def pick(self, qp: QpEv, turn: int) -> tuple[int, int]:
         """(the slot within the QP, the turn after it) for data at `turn`."""
-        i, n = qp.qp_index, qp.mask + 1
-        valid = _ONES >> (EV_HEALTH_SLOTS - n)
+        i = qp.qp_index
         skip = self.skip[i]
         hard = self.bad[i]
         down = self.peer_down[i] | self.port_down
+        if not (skip | hard | down):  # every slot usable: the turn's own (what the steps below give)
+            return turn & qp.mask, (turn + 1) & 0xFFFF
+        n = qp.mask + 1
+        valid = _ONES >> (EV_HEALTH_SLOTS - n)
         if down:
             hard |= plane_slots(qp.plane_bits, down, valid)
         usable = ~(skip | hard) & valid

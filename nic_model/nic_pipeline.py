@@ -353,10 +353,8 @@ class NicModel:
         its paths. A SACK's congestion mark or a TRIMMED NACK skips the EV
         once; the peer's port status (ERTH) says which planes are down there."""
         op = m.opcode
-        if op == OP_SACK and qp.skip_on_mark and not m.probe_response:
-            ev, mark = m.sack()[:2]
-            if mark == SETH_M_SKIP_ONCE:
-                self.health.mark_skip(qp.qp_index, ev, EVR_CONGESTION)
+        if op == OP_SACK and qp.skip_on_mark and m.sack_mark == SETH_M_SKIP_ONCE and not m.probe_response:
+            self.health.mark_skip(qp.qp_index, m.sack()[0], EVR_CONGESTION)
         elif op == OP_NACK:
             ev, reason, _ = m.nack()
             if reason == NACK_TRIMMED:
