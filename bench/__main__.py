@@ -16,7 +16,17 @@ import logging
 import platform
 import sys
 
-from bench import bmv2_rate, footprint, fuzz_models, install_rate, mutation, plan_scale, sim_scale, tofino_resources
+from bench import (
+    bmv2_rate,
+    footprint,
+    fuzz_models,
+    install_rate,
+    mutation,
+    nic_cost,
+    plan_scale,
+    sim_scale,
+    tofino_resources,
+)
 from testbed import toolchain
 
 RESULTS = toolchain.REPO / "bench" / "results" / "latest.md"
@@ -31,7 +41,8 @@ def main() -> int:
         f"simple_switch_grpc: {toolchain.simple_switch_grpc() or 'absent'}",
         "",
     ]
-    for bench in (sim_scale, footprint, plan_scale, install_rate, bmv2_rate, tofino_resources, fuzz_models, mutation):
+    for bench in (sim_scale, footprint, plan_scale, install_rate, bmv2_rate, tofino_resources, fuzz_models, nic_cost,
+                  mutation):
         print(f"running {bench.__name__} ...", flush=True)
         section = bench.run()
         print("\n".join(section), flush=True)
