@@ -1,7 +1,10 @@
-"""Figs. 16 to 18 of the MRC paper: MRC against RoCE. Ring all-reduce
-and all-to-all over 64 NICs at 0, 0.1% and 1% receive-side loss (Cluster
-C: MRC on four 100 Gb/s planes, RoCE on one 400 Gb/s plane), and a 7:1
-incast beside a victim flow (one 400 Gb/s plane)."""
+"""Figs. 16 to 18 of the MRC paper, and the appendix's Figs. 20 and 21:
+MRC against RoCE. Ring all-reduce and all-to-all over 64 NICs at 0, 0.1%
+and 1% receive-side loss (Cluster C: MRC on four 100 Gb/s planes, RoCE on
+one 400 Gb/s plane), a 7:1 incast beside a victim flow (one 400 Gb/s
+plane; RoCE with DCQCN in Fig. 18, with PFC alone in Fig. 21b-c), and a
+permutation across the spines (Fig. 20: RoCE with PFC alone and with
+DCQCN, 1 and 8 QPs)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,13 @@ VICTIM_SHARE = 0.9  # Fig. 18: the victim's goodput under MRC, of line rate
 FAIRNESS = 0.95  # Fig. 18: Jain's index of the incast flows under MRC
 VICTIM_25 = (0.6, 0.9)  # Fig. 18a "degrades by about 25%": RoCE 1 QP's victim, of line rate
 DIP_10QP = 0.35  # Fig. 18b "intervals where the victim's throughput is 100 Gb/s" (of 400): its lowest bin
+DIRE = 0.3  # Fig. 21b-c "the victim flow only achieving 30 to 100 Gbps" (of 400): its mean at most this share
+LINE = 0.9  # Fig. 20a "some flows get line rate": the fastest flow at least this share of line rate
+COLLIDED = 0.6  # Fig. 20a "some ... achieve only a half or a third of line rate": the slowest at most this share
+SAME = 0.15  # Fig. 20 "the outcome is the same when using DCQCN or PFC alone": each flow within this of line rate
+MARGINAL = (0.95, 1.2)  # Fig. 20b "having multiple QPs only marginally helps" (PFC alone): 8 QPs' total / 1 QP's
+AVOIDS = 1.1  # Fig. 20c "DCQCN avoids this phenomenon": DCQCN 8 QPs' total at least this times PFC alone 8 QPs'
+MRC_ALL = 0.95  # Fig. 20 text: MRC with one QP "390 Gbps for all flows": the slowest at least this of line rate
 SMALL_CAUSE = ("links are store-and-forward in the model: a 4 KiB packet takes 0.33 µs per hop at MRC's 100 Gb/s "
                "against 0.08 µs at RoCE's 400 Gb/s, four hops per ring step, so RoCE leads where each step waits "
                "on latency")
@@ -90,6 +100,31 @@ CLAIMS = [
     Claim("fig18.roce1_victim", "fig18", "Fig. 18a", "RoCE with DCQCN, 1 QP: victim-flow performance still "
           "degrades by about 25%", "the victim's mean goodput, of line rate", f"{VICTIM_25[0]}..{VICTIM_25[1]}",
           "none (RoCE, PFC)", indistinct=NOT_MRC, transport="roce-1qp"),
+    Claim("fig21.pfc1", "fig18", "Fig. 21b", "with PFC alone the effect on the victim flow is dire, with the victim "
+          "flow only achieving 30 to 100Gbps depending on ECMP path choice and fairness", "RoCE with PFC alone, 1 QP: "
+          "the victim's mean goodput, of line rate", f"at most {DIRE} (100 Gb/s of 400, with a margin)",
+          "none (RoCE, PFC)", indistinct=NOT_MRC, transport="roce-pfc-1qp"),
+    Claim("fig21.pfc8", "fig18", "Fig. 21c", "with PFC alone the effect on the victim flow is dire (8 QPs)",
+          "RoCE with PFC alone, 8 QPs: the victim's mean goodput, of line rate", f"at most {DIRE}",
+          "none (RoCE, PFC)", indistinct=NOT_MRC, transport="roce-pfc-8qp"),
+    Claim("fig20.collide", "fig20", "Fig. 20a", "using a single QP per transfer with RoCEv2, some flows get line "
+          "rate, but some suffer from flow collisions and achieve only a half or a third of line rate",
+          "RoCE with PFC alone, 1 QP: each flow's mean goodput, of line rate", f"fastest at least {LINE}, slowest "
+          f"at most {COLLIDED}", "none (RoCE, ECMP)", indistinct=NOT_MRC, transport="roce-pfc-1qp"),
+    Claim("fig20.same", "fig20", "Fig. 20a", "the outcome is the same when using DCQCN or PFC alone",
+          "RoCE 1 QP: each flow's mean goodput with DCQCN against PFC alone, of line rate",
+          f"every flow within {SAME}", "none (RoCE, DCQCN)", indistinct=NOT_MRC, transport="roce-dcqcn-1qp"),
+    Claim("fig20.pfc8", "fig20", "Fig. 20b", "when only PFC is used, having multiple QPs only marginally helps: the "
+          "QPs experiencing most congestion cause the sending NIC to be throttled by PFC, which slows down all other "
+          "QPs from the same host", "RoCE with PFC alone: the 8 flows' total goodput with 8 QPs per pair / with 1",
+          f"{MARGINAL[0]}..{MARGINAL[1]}", "none (RoCE, PFC)", indistinct=NOT_MRC, transport="roce-pfc-8qp"),
+    Claim("fig20.dcqcn8", "fig20", "Fig. 20c", "DCQCN avoids this phenomenon by reducing the sending rate based on "
+          "ECN signals", "RoCE 8 QPs: the total goodput with DCQCN / with PFC alone, and the slowest flows",
+          f"at least {AVOIDS}, the slowest flow faster with DCQCN", "none (RoCE, DCQCN)", indistinct=NOT_MRC,
+          transport="roce-dcqcn-8qp"),
+    Claim("fig20.mrc", "fig20", "Fig. 20 (text)", "in this same scenario, MRC using a single QP is able to achieve "
+          "390 Gbps for all flows", "MRC 1 QP: the slowest flow's mean goodput, of line rate", f"at least {MRC_ALL}",
+          SPRAY, SINGLE_PATH, transport="mrc"),
     Claim("fig18.roce10", "fig18", "Fig. 18b", "with more QPs sharing is worse but the average impact on the victim "
           "is smaller; there are intervals where the victim's throughput is 100 Gb/s",
           "Jain's index and the victim's mean, 10 QPs against 1, and the victim's lowest bin with 10 QPs",
@@ -278,6 +313,76 @@ def _roce10_cause(one: dict, ten: dict) -> str:
     return "; ".join(why)
 
 
+def _pfc_alone(f: Finding, n: dict) -> None:
+    """Fig. 21b-c: RoCE with PFC alone, 1 and 8 QPs: the victim's share."""
+    for claim, name in (("fig21.pfc1", "roce-pfc-1qp"), ("fig21.pfc8", "roce-pfc-8qp")):
+        if name in n:
+            v = n[name]
+            f.hold(claim, f"{v['victim']:.2f}", v["victim"] <= DIRE, _pfc_victim_cause(v))
+
+
+def _pfc_victim_cause(v: dict) -> str:
+    """Why the victim kept more than the paper's 100 Gb/s under PFC alone."""
+    spared = v.get("unpaused_into_target")
+    why = f"the victim keeps {v['victim']:.2f} of line rate"
+    if spared:
+        why += (f"; spine downlinks into the target's rack never paused: {', '.join(spared)} (ECMP put some of the "
+                "victim's traffic where no incast QP goes)")
+    return why
+
+
+def _flow_means(r) -> list[float]:
+    """Each flow's mean goodput over the steady window, of line rate, in flow order."""
+    end, line = M.steady_end(r), M.line_goodput(r, bidirectional=False)
+    return [M.window_mean(r, g, M.settle_us(r), end) / line for g in r.timeline.flows.values()]
+
+
+def fig20(runs: Runs) -> Finding:
+    f = Finding("fig20")
+    n = f.numbers
+    for name in runs.transports:
+        r = runs.get(name)
+        flows = _flow_means(r)
+        n[name] = {"flows": flows, "total": sum(flows), "slowest": min(flows), "fastest": max(flows)}
+        f.row(f"{name}: each flow's goodput, of line rate (their total)", "-",
+              " ".join(f"{x:.2f}" for x in flows) + f" ({sum(flows):.2f})")
+        if r.pfc is not None:
+            n[name].update(pause_frames=r.pfc["pause_frames"], paused_us=r.pfc["paused_us"],
+                           nic_paused_us=sum(v["paused_us"] for k, v in r.pfc["links"].items()
+                                             if k.startswith("nic-")))
+            f.row(f"{name}: PFC pause frames (paused time, all links; the senders' NIC links)", "-",
+                  f"{r.pfc['pause_frames']} ({r.pfc['paused_us']:.0f} µs; {n[name]['nic_paused_us']:.0f} µs)")
+        f.delivered(name, M.delivered_once(r))
+    p1, p8, d1, d8 = (n.get(k) for k in ("roce-pfc-1qp", "roce-pfc-8qp", "roce-dcqcn-1qp", "roce-dcqcn-8qp"))
+    if p1:
+        f.hold("fig20.collide", f"fastest {p1['fastest']:.2f}, slowest {p1['slowest']:.2f}",
+               p1["fastest"] >= LINE and p1["slowest"] <= COLLIDED,
+               "no two flows' QPs share a spine: every flow runs at line rate" if p1["slowest"] > COLLIDED
+               else "no flow keeps line rate: PFC's pauses slow the flows that do not collide too")
+    if p1 and d1:
+        diff = max(abs(a - b) for a, b in zip(d1["flows"], p1["flows"], strict=True))
+        f.hold("fig20.same", f"largest difference {diff:.2f}", diff <= SAME,
+               f"DCQCN changes some flow by {diff:.2f} of line rate (its total {d1['total']:.2f} against PFC alone's "
+               f"{p1['total']:.2f})")
+    if p1 and p8:
+        ratio = p8["total"] / p1["total"]
+        f.hold("fig20.pfc8", f"{ratio:.2f} (slowest flow {p8['slowest']:.2f} against {p1['slowest']:.2f})",
+               MARGINAL[0] <= ratio <= MARGINAL[1],
+               "8 QPs help RoCE under PFC alone more than marginally" if ratio > MARGINAL[1]
+               else "8 QPs under PFC alone do worse than 1")
+    if p8 and d8:
+        ratio = d8["total"] / p8["total"]
+        f.hold("fig20.dcqcn8", f"{ratio:.2f}; slowest {d8['slowest']:.2f} against {p8['slowest']:.2f}",
+               ratio >= AVOIDS and d8["slowest"] > p8["slowest"],
+               f"DCQCN's 8 QPs carry {ratio:.2f} of PFC alone's (slowest flow {d8['slowest']:.2f} against "
+               f"{p8['slowest']:.2f})")
+    if "mrc" in n:
+        m = n["mrc"]
+        f.hold("fig20.mrc", f"slowest {m['slowest']:.2f}", m["slowest"] >= MRC_ALL,
+               "a flow of MRC's falls short of line rate")
+    return f
+
+
 def fig18(runs: Runs) -> Finding:
     f = Finding("fig18")
     for name in runs.transports:
@@ -321,6 +426,7 @@ def fig18(runs: Runs) -> Finding:
                f"{ten['victim_low']:.2f}; Jain {ten['jain']:.3f} (1 QP: {one['jain']:.3f})",
                ten["jain"] < one["jain"] and ten["victim"] > one["victim"] and ten["victim_low"] <= DIP_10QP,
                _roce10_cause(one, ten))
+    _pfc_alone(f, n)
     roce = {k: v for k, v in n.items() if k.startswith("roce")}
     starved = [k for k, v in roce.items() if v["incast_total"] < 0.8]
     if starved:
@@ -349,6 +455,11 @@ def fig18(runs: Runs) -> Finding:
 
 
 EXPERIMENTS = [
+    Experiment("fig20", "fig20", "permutation across the spines: RoCE with PFC alone and with DCQCN, 1 and 8 QPs",
+               "fig20.yaml",
+               "With one QP per transfer some flows get line rate and some collide (a half or a third of it), "
+               "with DCQCN or PFC alone; with 8 QPs PFC alone helps only marginally (the most congested QPs pause "
+               "the NIC, slowing all its QPs); DCQCN avoids that. MRC with one QP: 390 Gb/s for every flow.", fig20),
     Experiment("fig16", "fig16", "ring all-reduce (4 ranks of the paper's 64): MRC vs RoCE, with loss", "fig16.yaml",
                "Latency-bound at small sizes (little difference); bandwidth-bound at large ones, where RoCE 1 QP "
                "gets about half (ECMP collisions), QP scaling helps RoCE (little gain past 8 QPs), and one MRC "
@@ -362,6 +473,7 @@ EXPERIMENTS = [
                "large sizes and 0.1% RoCE barely degrades.", fig17),
     Experiment("fig18", "fig18", "7:1 cross-spine incast with a victim flow into the target's rack", "fig18.yaml",
                "RoCE with DCQCN: the victim degrades by about 25% (1 QP) or drops to 100 Gb/s at times "
-               "(10 QPs), through PFC. MRC shares the bottleneck almost perfectly among the incast flows and "
+               "(10 QPs), through PFC; with PFC alone (Fig. 21b-c) the victim gets 30 to 100 Gb/s. MRC shares "
+               "the bottleneck almost perfectly among the incast flows and "
                "leaves the victim alone.", fig18),
 ]

@@ -23,7 +23,7 @@ SMALL: dict[str, dict[str, Any]] = {
                                   {"src": "nic-1", "dst": "nic-0", "messages": 76}]},
     "tab521": {f"workload.flows[{i}].messages": 400 for i in (2, 3)},
     "fig19a": {}, "fig19c": {}, "fig09b": {}, "fig09d": {}, "fig10": {}, "fig11": {}, "fig12": {}, "fig14": {},
-    "fig16bw": {},
+    "fig16bw": {}, "fig20": {f"workload.flows[{i}].messages": 16 for i in range(8)},
     "fig09c": {"events": raw("fig09c")["events"][:4],
                "workload.flows": [{"src": "nic-0", "dst": "nic-4", "messages": 66},
                                   {"src": "nic-4", "dst": "nic-0", "messages": 66}]},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim.scenario import collectives
+from fabric_sim.transports import qps
 from mrc_paper import roce_figs as R
 from mrc_paper.experiments import load
 from mrc_paper.registry import BY_KEY
@@ -64,3 +65,34 @@ def test_fig18_mrc_shares_the_incast_evenly_and_leaves_the_victim_at_line_rate()
     assert m["victim"] >= R.VICTIM_SHARE and m["jain"] >= R.FAIRNESS
     assert m["incast_total"] >= 0.9, "the incast flows fill the target's link"
     assert f.result("fig18.mrc_victim").ok and f.result("fig18.mrc_fair").ok
+
+
+def test_fig20_one_roce_qp_per_pair_halves_on_shared_uplinks_8_qps_spread_and_mrc_keeps_line_rate():
+    # The permutation nic-i -> nic-(i+8): ECMP's hash (fabric_sim/transports/qps.py) puts two of each rack's
+    # four one-QP flows on each of two spines, so every flow shares its uplink and its spine's downlink.
+    _, f = run("fig20", **{f"workload__flows[{i}]__messages": 16 for i in range(8)})
+    assert all(ok for _, ok in f.delivery), "every message delivered exactly once"
+    n = f.numbers
+    spines = [(qps._hash(i, i + 8, 0) >> 3) % 4 for i in range(8)]
+    assert all(spines[:4].count(s) == 2 for s in spines[:4]) and all(spines[4:].count(s) == 2 for s in spines[4:])
+    for name in ("roce-pfc-1qp", "roce-dcqcn-1qp"):
+        assert max(n[name]["flows"]) <= 0.55, "a flow sharing its path gets at most half of line rate"
+    assert n["roce-pfc-8qp"]["total"] > 1.3 * n["roce-pfc-1qp"]["total"], "8 QPs per pair spread over the spines"
+    assert n["roce-pfc-1qp"]["nic_paused_us"] > 0, "PFC alone: the T0s pause the senders' NICs"
+    assert n["mrc"]["slowest"] >= R.MRC_ALL and f.result("fig20.mrc").ok
+    held = {h.claim: h for h in f.held}
+    assert set(held) == {"fig20.collide", "fig20.same", "fig20.pfc8", "fig20.dcqcn8", "fig20.mrc"}
+    assert held["fig20.collide"].ok == (n["roce-pfc-1qp"]["fastest"] >= R.LINE
+                                        and n["roce-pfc-1qp"]["slowest"] <= R.COLLIDED)
+
+
+def test_fig21_roce_with_pfc_alone_8_qps_starves_the_victim_and_1_qp_escapes_on_an_unpaused_spine():
+    _, f = run("fig18", **only("fig18", "roce-pfc-1qp", "roce-pfc-8qp"))
+    assert all(ok for _, ok in f.delivery), "every message delivered exactly once"
+    p1, p8 = f.numbers["roce-pfc-1qp"], f.numbers["roce-pfc-8qp"]
+    assert p8["victim"] <= R.DIRE and f.result("fig21.pfc8").ok, "8 QPs: some on the paused downlinks"
+    assert p8["pause_frames"] > 0 and p1["pause_frames"] > 0
+    h = f.result("fig21.pfc1")
+    assert h.tested and h.ok == (p1["victim"] <= R.DIRE)
+    if not h.ok:  # the victim's one QP hashed onto a spine whose downlink the incast never paused
+        assert p1["unpaused_into_target"] and all(s in h.cause for s in p1["unpaused_into_target"])
