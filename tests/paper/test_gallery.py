@@ -92,3 +92,16 @@ def test_a_seeded_claim_names_the_runs_it_repeats():
         _claim("a.s", "a", indistinct="why", seeded=5)
     with pytest.raises(ValueError, match="seeded"):
         _claim("a.s", "a", indistinct="why", seeded=1, seed_on={"x": [1]})
+
+
+def test_every_shipped_seeded_claim_re_runs_runs_of_its_experiment_with_other_seeds():
+    from mrc_paper.__main__ import _planned
+    from mrc_paper.registry import BY_KEY, CLAIMS
+    seeded = [c for c in CLAIMS.values() if c.seeded]
+    assert seeded, "fig17.roce_01 sits at its tolerance: it is held over seeds"
+    for c in seeded:
+        jobs = _planned([BY_KEY[c.experiment]])[c.experiment]
+        base = {k for k, _ in jobs[0][2]}
+        mine = [(label, rs.scenario.seed, todo) for label, rs, todo in jobs[1:] if label and label[0] == c.id]
+        assert len(mine) == c.seeded - 1 and len({s for _, s, _ in mine} | {jobs[0][1].scenario.seed}) == c.seeded
+        assert all(todo and {k for k, _ in todo} <= base for _, _, todo in mine)
