@@ -9,9 +9,11 @@ DCQCN, 1 and 8 QPs)."""
 from __future__ import annotations
 
 from fabric_sim.scenario import collectives
+from fabric_sim.transports import qps
 from mrc_paper import metrics as M
 from mrc_paper.claims import SINGLE_PATH, Claim
 from mrc_paper.experiments import Experiment, Finding, Runs
+from mrc_wire.constants import ev_spine
 
 LOSSES = (0, 0.001, 0.01)
 MRC, ROCE = "mrc-1qp", ("roce-1qp", "roce-16qp")
@@ -246,8 +248,13 @@ def fig16bw(runs: Runs) -> Finding:
               f"{m:.0f} / {r16:.0f} / {r1:.0f}")
     size = max(_sizes(runs))  # the most bandwidth-bound size run
     m, r16, r1 = (t[n][0][size] for n in (MRC, "roce-16qp", "roce-1qp"))
+    seen = {n: M.congestion(runs.get(n, message_bytes=size)) for n in ROCE}
+    f.row(f"8-rank ring, {_mib(size)}: RoCE 1 QP / 16 QPs, ECN marks and PFC pauses", "-",
+          f"{seen['roce-1qp']} / {seen['roce-16qp']}")
     f.hold("fig16.order", f"{m:.0f} > {r16:.0f} > {r1:.0f} Gb/s (8 ranks, {_mib(size)})", m > r16 > r1,
-           "one QP on one path loses to RoCE's 16 QPs" if r16 >= m else "16 QPs do not help RoCE")
+           "one QP on one path loses to RoCE's 16 QPs" if r16 >= m else
+           f"16 QPs do not help RoCE: DCQCN, marked from 3 queued packets, cuts them ({seen['roce-16qp']}; 1 QP: "
+           f"{seen['roce-1qp']})")
     f.hold("fig16.roce_half", f"{r1 / m:.2f}", HALF[0] <= r1 / m <= HALF[1],
            "RoCE 1 QP's ECMP collisions cost it less than half" if r1 / m > HALF[1] else "RoCE 1 QP loses more")
     f.numbers.update(mrc=m, roce16=r16, roce1=r1, line=M.line_goodput(runs.get(MRC), bidirectional=False))
@@ -264,9 +271,14 @@ def fig17(runs: Runs) -> Finding:
                                        for s in sizes) + " Gb/s (MRC / RoCE 1 / RoCE 16)",
            bool(sizes) and all(best.values()), WINDOW_CAUSE)
     ratio = {s: t["roce-16qp"][0][s] / t["roce-1qp"][0][s] for s in sizes}
+    top = max(sizes, default=0)
+    seen = {n: M.congestion(r) for (vals, n), r in runs.results.items() if n in ROCE and dict(vals).get(
+        "events[0].nic_rx_loss.rate", 0) == 0 and top and nccl_size(r) == top}
     f.hold("fig17.roce16", ", ".join(f"{_mib(s)}: {x:.2f}" for s, x in ratio.items()),
            bool(sizes) and all(SLIGHTLY[0] <= x < SLIGHTLY[1] for x in ratio.values()),
-           "RoCE 16 QPs is not slightly below RoCE 1 QP")
+           "RoCE 16 QPs is not slightly below RoCE 1 QP" + (
+               f" (at {_mib(top)}: 1 QP {seen.get('roce-1qp')}, 16 QPs {seen.get('roce-16qp')}; a pair's 16 QPs "
+               "leave the NIC's round-robin back to back, a burst of 16 packets at one receiver)" if seen else ""))
     _loss_claims(f, t, "fig17")
     s1 = _have(t, ROCE + (MRC,), 0.01)
     if len(s1) >= 2:
@@ -339,13 +351,27 @@ def _flow_means(r) -> list[float]:
     return [M.window_mean(r, g, M.settle_us(r), end) / line for g in r.timeline.flows.values()]
 
 
+def _spines(runs: Runs) -> list[int]:
+    """The spine ECMP's hash gives each flow's first QP (the 1-QP runs' one path)."""
+    r = next(iter(runs.results.values()))
+    topo = r.transport.topology or r.scenario.topology
+    return [ev_spine(qps.hashed(topo, fl.src, fl.dst, 0).home[0]) for fl in r.scenario.workload.flows]
+
+
+def _all_shared(spines: list[int], per_rack: int = 4) -> bool:
+    """Every flow shares its rack's uplink to its spine with another flow."""
+    racks = [spines[i:i + per_rack] for i in range(0, len(spines), per_rack)]
+    return all(rack.count(s) > 1 for rack in racks for s in rack)
+
+
 def fig20(runs: Runs) -> Finding:
     f = Finding("fig20")
     n = f.numbers
     for name in runs.transports:
         r = runs.get(name)
         flows = _flow_means(r)
-        n[name] = {"flows": flows, "total": sum(flows), "slowest": min(flows), "fastest": max(flows)}
+        n[name] = {"flows": flows, "total": sum(flows), "slowest": min(flows), "fastest": max(flows),
+                   "seen": M.congestion(r)}
         f.row(f"{name}: each flow's goodput, of line rate (their total)", "-",
               " ".join(f"{x:.2f}" for x in flows) + f" ({sum(flows):.2f})")
         if r.pfc is not None:
@@ -356,10 +382,14 @@ def fig20(runs: Runs) -> Finding:
                   f"{r.pfc['pause_frames']} ({r.pfc['paused_us']:.0f} µs; {n[name]['nic_paused_us']:.0f} µs)")
         f.delivered(name, M.delivered_once(r))
     p1, p8, d1, d8 = (n.get(k) for k in ("roce-pfc-1qp", "roce-pfc-8qp", "roce-dcqcn-1qp", "roce-dcqcn-8qp"))
+    spines = _spines(runs)
+    n["spines_1qp"] = spines
     if p1:
         f.hold("fig20.collide", f"fastest {p1['fastest']:.2f}, slowest {p1['slowest']:.2f}",
                p1["fastest"] >= LINE and p1["slowest"] <= COLLIDED,
                "no two flows' QPs share a spine: every flow runs at line rate" if p1["slowest"] > COLLIDED
+               else f"ECMP's hash puts the 1-QP flows on spines {spines}: every uplink and spine downlink carries "
+                    "two flows, so none keeps line rate" if _all_shared(spines)
                else "no flow keeps line rate: PFC's pauses slow the flows that do not collide too")
     if p1 and d1:
         diff = max(abs(a - b) for a, b in zip(d1["flows"], p1["flows"], strict=True))
@@ -370,14 +400,18 @@ def fig20(runs: Runs) -> Finding:
         ratio = p8["total"] / p1["total"]
         f.hold("fig20.pfc8", f"{ratio:.2f} (slowest flow {p8['slowest']:.2f} against {p1['slowest']:.2f})",
                MARGINAL[0] <= ratio <= MARGINAL[1],
-               "8 QPs help RoCE under PFC alone more than marginally" if ratio > MARGINAL[1]
-               else "8 QPs under PFC alone do worse than 1")
+               (f"8 QPs per pair spread each flow over the spines and help RoCE under PFC alone more than "
+                f"marginally: its senders' NIC links are paused {p8.get('nic_paused_us', 0):.0f} µs in all against "
+                f"{p1.get('nic_paused_us', 0):.0f} with 1 QP, so PFC throttles the NICs less, not more"
+                if ratio > MARGINAL[1] else "8 QPs under PFC alone do worse than 1"))
     if p8 and d8:
         ratio = d8["total"] / p8["total"]
         f.hold("fig20.dcqcn8", f"{ratio:.2f}; slowest {d8['slowest']:.2f} against {p8['slowest']:.2f}",
                ratio >= AVOIDS and d8["slowest"] > p8["slowest"],
                f"DCQCN's 8 QPs carry {ratio:.2f} of PFC alone's (slowest flow {d8['slowest']:.2f} against "
-               f"{p8['slowest']:.2f})")
+               f"{p8['slowest']:.2f}): {d8.get('seen', '')} against PFC alone's {p8.get('seen', '')}; the model's "
+               "switches mark every packet from 3 queued (a step, below PFC's XOFF), where DCQCN's marking "
+               "probability ramps to 1% between 5 and 200 KB, so DCQCN cuts each QP far more often")
     if "mrc" in n:
         m = n["mrc"]
         f.hold("fig20.mrc", f"slowest {m['slowest']:.2f}", m["slowest"] >= MRC_ALL,
