@@ -156,8 +156,8 @@ def over_seeds(claim: Claim, first: Held, others: list[Held]) -> Held:
                     "a seed's run gave the claim no value", first.tested, first.value)
     spread = f"over {n} seeds: min {vals[0]:.2f}, median {statistics.median(vals):.2f}, max {vals[-1]:.2f}"
     measured = f"{first.measured} (first seed); {spread}; held on {ok} of {n}"
-    cause = "" if ok == n else (f"holds on {ok} of {n} seeds only: " +
-                                "; ".join(f"{h.measured}: {h.cause}" for h in every if not h.ok))
+    cause = "" if ok == n else f"holds on {ok} of {n} seeds only; " + next(
+        (f"seed + {s}: {h.cause}" for s, h in enumerate(every) if not h.ok), "")
     return Held(claim.id, measured, ok == n, cause, value=first.value)
 
 
