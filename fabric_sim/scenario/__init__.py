@@ -147,7 +147,7 @@ class Transport(Model):
     @field_validator("dcqcn")
     @classmethod
     def _roce_only(cls, on: bool, info: ValidationInfo) -> bool:
-        if not on and info.data.get("kind") != "roce":
+        if not on and facts(info.data.get("kind")).windowed:  # a window, not DCQCN's rate
             raise ValueError(f"DCQCN is RoCE's rate control, not of kind {info.data.get('kind')}")
         return on
 
