@@ -61,6 +61,7 @@ def test_a_claim_gives_an_ablation_or_why_none_tells_it_apart():
 def test_a_seeded_claim_is_held_over_every_seed_with_its_spread_and_fails_if_one_seed_fails():
     from types import SimpleNamespace
 
+    from mrc_paper import gallery
     from mrc_paper.__main__ import measure
     from mrc_paper.experiments import Experiment, Finding, Runs
 
@@ -79,7 +80,9 @@ def test_a_seeded_claim_is_held_over_every_seed_with_its_spread_and_fails_if_one
         return [(None, base, [])] + [(("a.edge", k + 1), Runs(sc, {((("x", 1),), "t"): v}), [])  # type: ignore[arg-type]
                                      for k, v in enumerate(vals)]
 
-    held = measure(exp, jobs(0.97, 0.93), {"a.edge": c}).result("a.edge")
+    f = measure(exp, jobs(0.97, 0.93), {"a.edge": c})
+    held = f.result("a.edge")
+    assert "| tol, on each of 3 seeds |" in gallery.claims_table([c], gallery.results({"a.edge": c}, {"a": f}))[2]
     assert held.ok and "over 3 seeds: min 0.93, median 0.95, max 0.97; held on 3 of 3" in held.measured
     held = measure(exp, jobs(0.88, 0.97), {"a.edge": c}).result("a.edge")
     assert not held.ok and "min 0.88, median 0.95, max 0.97; held on 2 of 3" in held.measured
