@@ -54,10 +54,12 @@ def _measure(sw: Bmv2Switch, frames: list[bytes], in_port: int = IN_PORT,
         rx.settimeout(1.0)
         while True:
             try:
-                rx.recv(2048)
+                _, addr = rx.recvfrom(2048)
             except TimeoutError:
                 rx.close()
                 return
+            if addr[2] == socket.PACKET_OUTGOING:
+                continue  # our own frame, sent on this port (the receiver's case sends on a port it counts)
             with lock:
                 got[0] += 1
                 got[1] = time.perf_counter()

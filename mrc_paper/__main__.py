@@ -25,23 +25,55 @@ from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
 from mrc_paper import gallery
-from mrc_paper.experiments import Experiment, Finding, RunKey, Runs, Values, fill, tasks
+from mrc_paper.claims import Claim
+from mrc_paper.experiments import (
+    Experiment,
+    Finding,
+    Held,
+    RunKey,
+    Runs,
+    Values,
+    fill,
+    over_seeds,
+    reseeded,
+    seed_tasks,
+    tasks,
+)
 from mrc_paper.figures import FIGURES
 from mrc_paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
 
+# An experiment's runs: its own (label None), then each seeded claim's runs per extra seed ((claim, k)).
+Job = tuple[tuple[str, int] | None, Runs, list[tuple[RunKey, Task]]]
 
-def _planned(chosen: list[Experiment]) -> dict[str, tuple[Runs, list[tuple[RunKey, Task]]]] | None:
+
+def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
     """Every chosen experiment's runs, every scenario checked before
     anything runs; None, with the errors printed, if one has any."""
-    plan: dict[str, tuple[Runs, list[tuple[RunKey, Task]]]] = {}
+    plan: dict[str, list[Job]] = {}
     for exp in chosen:
         try:
-            plan[exp.key] = tasks(exp)
+            plan[exp.key] = [(None, *tasks(exp))]
+            for c in CLAIMS.values():
+                if c.experiment == exp.key and c.seeded:
+                    plan[exp.key] += [((c.id, k), *seed_tasks(exp, c, k)) for k in range(1, c.seeded)]
         except ScenarioError as exc:
             for line in exc.lines():
                 print(f"error: {exp.key}: {line}", file=sys.stderr)
             return None
     return plan
+
+
+def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS) -> Finding:
+    """The experiment's finding; each seeded claim held over its seeds (the
+    experiment measured again with each seed's runs in place)."""
+    base = jobs[0][1]
+    f = exp.measure(base)
+    again: dict[str, list[Held]] = {}
+    for label, runs, _ in jobs[1:]:
+        assert label is not None
+        again.setdefault(label[0], []).append(exp.measure(reseeded(base, runs)).result(label[0]))
+    f.held = [over_seeds(claims[h.claim], h, again[h.claim]) if h.claim in again else h for h in f.held]
+    return f
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,26 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    flat = [(e, i) for e in chosen for i in range(len(plan[e.key][1]))]  # every run of every experiment, in order
-    got: dict[str, dict[int, RunResult]] = {e.key: {} for e in chosen}
-    runs: dict[str, Runs] = {}
-    findings: dict[str, Finding] = {}
-
-    def arrived(n: int, r: RunResult) -> None:
-        exp, i = flat[n]
-        got[exp.key][i] = r
-        todo = plan[exp.key][1]
-        if len(got[exp.key]) == len(todo):
-            runs[exp.key] = fill(plan[exp.key][0], todo, [got[exp.key][j] for j in range(len(todo))])
-            _finish(exp, runs, findings, args.out, len(chosen))
-
-    try:
-        parallel.run_all([t for e in chosen for _, t in plan[e.key][1]], opts, arrived)
-    except parallel.RunFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130  # what finished is cached (run_all said so)
+    findings = _execute(chosen, plan, opts, args.out)
+    if isinstance(findings, int):
+        return findings
     res = gallery.results(CLAIMS, findings)
     bad = [k for k, f in findings.items() for run, ok in f.delivery if not ok]
     print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {args.out / 'paper.md'}; "
@@ -105,19 +120,53 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _finish(exp: Experiment, runs: dict[str, Runs], findings: dict[str, Finding], out: Path, total: int) -> None:
+def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: parallel.Options,
+             out: Path) -> dict[str, Finding] | int:
+    """Every run of every chosen experiment; each experiment finished (measured,
+    drawn, written) as its last run comes in. An exit code if stopped."""
+    # every run of every experiment, in order: (experiment, job, task)
+    flat = [(e, j, i) for e in chosen for j, job in enumerate(plan[e.key]) for i in range(len(job[2]))]
+    got: dict[str, dict[tuple[int, int], RunResult]] = {e.key: {} for e in chosen}
+    runs: dict[str, Runs] = {}
+    findings: dict[str, Finding] = {}
+
+    def arrived(n: int, r: RunResult) -> None:
+        exp, j, i = flat[n]
+        got[exp.key][j, i] = r
+        jobs = plan[exp.key]
+        if len(got[exp.key]) == sum(len(todo) for _, _, todo in jobs):
+            for jj, (_, rs, todo) in enumerate(jobs):
+                fill(rs, todo, [got[exp.key][jj, k] for k in range(len(todo))])
+            runs[exp.key] = jobs[0][1]
+            _finish(exp, jobs, runs, findings, out, len(chosen))
+
+    try:
+        parallel.run_all([t for e in chosen for _, _, todo in plan[e.key] for _, t in todo], opts, arrived)
+    except parallel.RunFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130  # what finished is cached (run_all said so)
+    return findings
+
+
+def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: dict[str, Finding], out: Path,
+            total: int) -> None:
     """An experiment whose runs are all in: measure it, keep its runs
     (out/runs/<key>/, as mrc-sim writes a sweep), draw every figure whose
     experiments are all in, and rewrite the gallery: a run cut short keeps
     its figures."""
     print(f"[{len(runs)}/{total}] {exp.key}: {exp.title} ({exp.scenario})", flush=True)
-    findings[exp.key] = f = exp.measure(runs[exp.key])
+    findings[exp.key] = f = measure(exp, jobs)
     for h in f.held:
         mark = "ok  " if h.ok else "FAIL" if h.tested else "n/t "
         print(f"  {mark} {h.claim}: {h.measured}" + (f" ({h.cause})" if h.cause else ""), flush=True)
     by_variant: dict[Values, list[RunResult]] = {}
     for (vals, _), r in runs[exp.key].results.items():
         by_variant.setdefault(vals, []).append(r)
+    for _, rs, _ in jobs[1:]:  # a seeded claim's runs: the variant's folder names its seed
+        for (vals, _), r in rs.results.items():
+            by_variant.setdefault(vals + (("seed", rs.scenario.seed),), []).append(r)
     sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):

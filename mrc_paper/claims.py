@@ -32,10 +32,20 @@ class Claim:
     indistinct: str = ""  # no ablation: why none can tell the mechanism apart
     transport: str = "mrc"  # the run the claim is held on
     ablate_on: str = ""  # the transport the ablation test runs on, if not `transport` (where the claim holds)
+    # Held over seeds: the experiment's seed and seeded - 1 more (seed + 1, ...). `seed_on`: the sweep (its
+    # keys and values as the scenario writes them) whose variants are run again with each seed, of
+    # `seed_transports` (empty: every transport); the experiment's other runs are the first seed's. The claim's
+    # measure gives a number (Finding.hold's `value`) whose spread the gallery shows; it holds if it holds on
+    # every seed.
+    seeded: int = 0
+    seed_on: dict[str, list[Any]] | None = None
+    seed_transports: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.ablation is None) == (not self.indistinct):
             raise ValueError(f"claim {self.id}: give an ablation or say why none tells it apart, not both")
+        if self.seeded == 1 or self.seeded < 0 or (self.seeded > 1) != (self.seed_on is not None):
+            raise ValueError(f"claim {self.id}: seeded is 0, or 2 or more seeds with the sweep they re-run")
 
 
 def check(claims: list[Claim]) -> dict[str, Claim]:

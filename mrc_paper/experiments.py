@@ -5,6 +5,7 @@ paper."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from control_plane import pipelines
 from fabric_sim import scenario
 from fabric_sim.runner.parallel import IN_PROCESS, Options, Task, label, run_all
 from fabric_sim.runner.run import RunResult
+from mrc_paper.claims import Claim
 
 SCENARIOS = pipelines.SCENARIOS / "paper"
 
@@ -37,6 +39,7 @@ class Held:
     ok: bool
     cause: str = ""
     tested: bool = True
+    value: float | None = None  # the number the tolerance is held against (a seeded claim's spread is of it)
 
 
 @dataclass
@@ -51,8 +54,8 @@ class Finding:
     def row(self, what: str, paper: str, measured: str) -> None:
         self.rows.append(Row(what, paper, measured))
 
-    def hold(self, claim: str, measured: str, ok: bool, cause: str = "") -> None:
-        self.held.append(Held(claim, measured, bool(ok), "" if ok else cause))
+    def hold(self, claim: str, measured: str, ok: bool, cause: str = "", value: float | None = None) -> None:
+        self.held.append(Held(claim, measured, bool(ok), "" if ok else cause, value=value))
 
     def untested(self, claim: str, why: str) -> None:
         self.held.append(Held(claim, "not run", False, why, tested=False))
@@ -126,6 +129,40 @@ def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, 
             name = f"{exp.key} [{i + 1}/{len(variants)}] {t.name}" + (f" {label(vals)}" if vals else "")
             out.append(((tuple(vals.items()), t.name), Task(name, v, t)))
     return Runs(sc), out
+
+
+def seed_tasks(exp: Experiment, claim: Claim, k: int) -> tuple[Runs, list[tuple[RunKey, Task]]]:
+    """The runs a seeded claim re-runs with the experiment's seed + k: the
+    variants of `claim.seed_on`, of its transports."""
+    base = load(exp)
+    runs, todo = tasks(exp, {"seed": base.seed + k, "sweep": claim.seed_on})
+    keep = claim.seed_transports
+    return runs, [(key, t) for key, t in todo if not keep or key[1] in keep]
+
+
+def reseeded(base: Runs, again: Runs) -> Runs:
+    """The experiment's runs with those run again under another seed in
+    their place (same sweep values and transport)."""
+    missing = [k for k in again.results if k not in base.results]
+    if missing:
+        raise KeyError(f"{base.scenario.name}: seeded runs match no run of the experiment: {missing[:3]}")
+    return Runs(again.scenario, {**base.results, **again.results})
+
+
+def over_seeds(claim: Claim, first: Held, others: list[Held]) -> Held:
+    """A seeded claim's result: its value's spread over the seeds (min,
+    median, max); held if it holds on every seed."""
+    every = [first] + others
+    vals = sorted(h.value for h in every if h.value is not None)
+    n, ok = len(every), sum(h.ok for h in every)
+    if len(vals) < n or not all(h.tested for h in every):
+        return Held(claim.id, first.measured + f"; {n - len(vals)} of {n} seeds gave no value", False,
+                    "a seed's run gave the claim no value", first.tested, first.value)
+    spread = f"over {n} seeds: min {vals[0]:.2f}, median {statistics.median(vals):.2f}, max {vals[-1]:.2f}"
+    measured = f"{first.measured} (first seed); {spread}; held on {ok} of {n}"
+    cause = "" if ok == n else f"holds on {ok} of {n} seeds only; " + next(
+        (f"seed + {s}: {h.cause}" for s, h in enumerate(every) if not h.ok), "")
+    return Held(claim.id, measured, ok == n, cause, value=first.value)
 
 
 def fill(runs: Runs, todo: list[tuple[RunKey, Task]], results: list[RunResult]) -> Runs:

@@ -25,7 +25,7 @@ from nic_model.ev import make_ev
 
 COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
           "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green",
-          "mrc-8qp": "tab:purple"}
+          "mrc-8qp": "tab:purple", "roce-pfc-1qp": "tab:brown", "roce-pfc-8qp": "tab:olive"}
 
 
 def _until(r: RunResult, t: list[float]) -> int:
@@ -303,6 +303,31 @@ def fig18(runs: dict[str, Runs], path: Path) -> None:
     _save(fig, path)
 
 
+def fig20(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig20"]
+    names = rs.transports
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names, strict=False):
+        r = rs.get(name)
+        n = _until(r, r.timeline.t)
+        for flow, g in r.timeline.flows.items():
+            ax.plot(r.timeline.t[:n], g[:n], lw=0.9, label=flow)
+        ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
+        ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
+                             if r.pfc else ""), fontsize=9)
+        ax.set_xlabel(_time_label(r))
+        ax.set_ylim(0, 420)
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=6, loc="lower left", ncol=2)
+    for row in axes:
+        row[0].set_ylabel("throughput (Gb/s)")
+    _save(fig, path)
+
+
 # figure -> (the experiments it needs, the function that draws it)
 FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None]]] = {
     "fig09": (("fig09a", "fig09b", "fig09c", "fig09d"), fig09),
@@ -317,4 +342,5 @@ FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None
     "roceqp": (("roceqp",), roceqp),
     "fig17": (("fig17",), fig17),
     "fig18": (("fig18",), fig18),
+    "fig20": (("fig20",), fig20),
 }

@@ -90,7 +90,8 @@ def claims_table(claims: list[Claim], res: dict[str, Held | None]) -> list[str]:
     for c in claims:
         h = res[c.id]
         if h is not None:
-            lines.append(f"| `{c.id}` ({c.figure}) | {c.statement} | {c.quantity} | {c.tolerance} | {h.measured} | "
+            tol = c.tolerance + (f", on each of {c.seeded} seeds" if c.seeded else "")
+            lines.append(f"| `{c.id}` ({c.figure}) | {c.statement} | {c.quantity} | {tol} | {h.measured} | "
                          f"{_mark(h)} | {h.cause or '-'} |")
     return lines
 

@@ -142,3 +142,11 @@ def collective_gbps(r: RunResult) -> float:
 
 def delivered_once(r: RunResult) -> bool:
     return r.complete and r.events.get("delivered_twice", 0) == 0 and not r.errors
+
+
+def congestion(r: RunResult) -> str:
+    """What RoCE's congestion control saw in a run: the switches' ECN marks
+    (each can draw a CNP, a DCQCN rate cut: at most one per QP per 50 µs)
+    and PFC's pause frames."""
+    pauses = f", {r.pfc['pause_frames']} PFC pauses" if r.pfc is not None else ""
+    return f"{r.events.get('ecn_marked', 0)} ECN marks{pauses}"

@@ -6,8 +6,8 @@ back by it."""
 from mrc_paper import appendix, claims, failures, paths, roce_figs, sendrecv, table_qps
 
 # In the order `make paper` runs them: cheap ones first, so most figures come soonest.
-ORDER = ("tab521", "fig10", "fig11", "fig09a", "fig09b", "fig09d", "fig12", "fig14", "fig18", "fig16bw", "roceqp",
-         "fig19a", "fig19b", "fig19c", "fig09c", "fig15", "fig17", "fig16")
+ORDER = ("tab521", "fig10", "fig11", "fig09a", "fig09b", "fig09d", "fig12", "fig14", "fig18", "fig20", "fig16bw",
+         "roceqp", "fig19a", "fig19b", "fig19c", "fig09c", "fig15", "fig17", "fig16")
 EXPERIMENTS = sorted(failures.EXPERIMENTS + paths.EXPERIMENTS + roce_figs.EXPERIMENTS + table_qps.EXPERIMENTS
                      + appendix.EXPERIMENTS + sendrecv.EXPERIMENTS,
                      key=lambda e: ORDER.index(e.key))

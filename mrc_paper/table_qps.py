@@ -71,18 +71,23 @@ def tab521(runs: Runs) -> Finding:
 
 def roceqp(runs: Runs) -> Finding:
     f = Finding("roceqp")
-    by_qps = {}
+    by_qps, seen = {}, {}
     for vals, r in runs.by_transport("roce"):
         q = vals["transports[0].qps_per_pair"]
         by_qps[q] = M.collective_gbps(r)
+        seen[q] = M.congestion(r)
         f.delivered(f"roce {q} QPs", M.delivered_once(r))
     f.numbers["gbps"] = by_qps
     f.row("RoCE bus bandwidth by QPs per pair (Gb/s)", "rises, flat past 8",
           ", ".join(f"{q}: {g:.0f}" for q, g in sorted(by_qps.items())))
+    f.row("RoCE's ECN marks and PFC pauses by QPs per pair", "-",
+          "; ".join(f"{q}: {c}" for q, c in sorted(seen.items())))
     if 1 in by_qps and 8 in by_qps and 16 in by_qps:
         gain, beyond = by_qps[8] / by_qps[1], by_qps[16] / by_qps[8]
         f.hold("roceqp.scaling", f"8/1: {gain:.2f}, 16/8: {beyond:.2f}", gain >= QP_GAIN and beyond <= BEYOND_8,
-               "QP scaling does not help RoCE here" if gain < QP_GAIN else "RoCE still gains past 8 QPs")
+               ("QP scaling does not help RoCE here" if gain < QP_GAIN else "RoCE still gains past 8 QPs")
+               + f" (1 QP: {seen[1]}; 8 QPs: {seen[8]}; 16 QPs: {seen[16]}: with ECN from 3 packets DCQCN cuts "
+               "every QP whose path holds a queue of 3)")
     else:
         f.untested("roceqp.scaling", f"QP counts run: {sorted(by_qps)}")
     return f

@@ -119,6 +119,8 @@ class Transport(Model):
         "other kinds: off (docs/simulator.md, PFC)",
     )
 
+    dcqcn: StrictBool = Field(True, description="roce: DCQCN rate control (its receivers send CNPs on CE); false: "
+                                                "PFC alone, no CNP, every QP at line rate")
     cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
                                      description="mrc, single_path: the window (fabric_sim/scenario/cc_profile.py)")
 
@@ -141,6 +143,13 @@ class Transport(Model):
         if ablate and not facts(info.data.get("kind")).sprays:
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
+
+    @field_validator("dcqcn")
+    @classmethod
+    def _roce_only(cls, on: bool, info: ValidationInfo) -> bool:
+        if not on and facts(info.data.get("kind")).windowed:  # a window, not DCQCN's rate
+            raise ValueError(f"DCQCN is RoCE's rate control, not of kind {info.data.get('kind')}")
+        return on
 
     @model_validator(mode="after")
     def _min_active(self) -> Transport:

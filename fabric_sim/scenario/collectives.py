@@ -155,6 +155,17 @@ def p2p(size: int, reps: int, pairs: list[tuple[int, int]], start: float, chunk_
     return msgs
 
 
+def all_to_all_pairs(hs: list[int]) -> list[tuple[int, int]]:
+    """Every (sender, receiver) pair of an all-to-all, each sender's peers in
+    NCCL's p2p schedule (src/init.cc, p2pSchedule): rank r sends to r+1,
+    r+2, ... in turn, so at each step every rank has a different
+    receiver. (In rank order, every sender's NIC began on rank 0, then
+    rank 1, ...: a rotating 63:1 incast, which QPs served in posting order
+    turn into bursts of a pair's QPs at one receiver.)"""
+    n = len(hs)
+    return [(a, hs[(i + d) % n]) for i, a in enumerate(hs) for d in range(1, n)]
+
+
 def nccl_size(pattern: str, message_bytes: int, ranks: int) -> int:
     """The size nccl-tests names the run by: an all-to-all's is each rank's
     whole buffer (message_bytes per peer, the rank itself included)."""

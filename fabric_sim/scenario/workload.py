@@ -35,7 +35,7 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
     if w.pattern == "ring_allreduce":
         return collectives.ring(w.message_bytes, w.messages, hs, w.start_us, w.chunk_bytes)
     if w.pattern == "all_to_all":
-        return collectives.p2p(w.message_bytes, w.messages, [(a, b) for a in hs for b in hs if a != b], w.start_us,
+        return collectives.p2p(w.message_bytes, w.messages, collectives.all_to_all_pairs(hs), w.start_us,
                                w.chunk_bytes)
     if w.pattern == "sendrecv":
         return collectives.p2p(w.message_bytes, w.messages, [(h, hs[(i + 1) % len(hs)]) for i, h in enumerate(hs)],

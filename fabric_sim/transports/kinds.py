@@ -101,7 +101,7 @@ class Roce:
     def endpoint(self, site: Site) -> Host:
         return RoceEndpoint(site.clock, site.addr, site.tx, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
                             rto=site.timers.rto, retry_limit=site.cfg.retry_limit, dscp=site.dscp,
-                            on_message=site.on_message, on_place=site.on_place)
+                            on_message=site.on_message, on_place=site.on_place, dcqcn=self.cfg.dcqcn)
 
 
 def _mrc_endpoint(site: Site, ablate: frozenset[str]) -> Endpoint:

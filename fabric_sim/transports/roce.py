@@ -14,7 +14,8 @@ workload's striping of each message over several QPs.
   one is discarded and, once per gap, NAKed; a duplicate is re-ACKed if it
   asks. ACKs are cumulative, requested every ACK_EVERY packets and on each
   message's last. A CE-marked arrival sends a CNP (an ACK with IBTA's BECN
-  bit) at most once per DCQCN CNP interval.
+  bit) at most once per DCQCN CNP interval; with DCQCN off (`dcqcn:
+  false`, PFC alone) none, and every QP sends at line rate.
 
 The packets are the MRC wire format (mrc_wire.packet): data as MRC's, the
 ACK and NAK as IBTA's (opcode ACK with an AETH: its BTH PSN the last PSN
@@ -99,7 +100,7 @@ class RoceEndpoint(W.PacketHost):
     def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes, int], None], *, line_gbps: float,
                  mtu: int = 4096, rto: float = 50.0, retry_limit: int = 8, dscp: Mapping[str, int] | None = None,
                  on_message: Callable[[int, int, bytes | None], None] | None = None,
-                 on_place: Callable[[int, int, int, int], None] | None = None):
+                 on_place: Callable[[int, int, int, int], None] | None = None, dcqcn: bool = True):
         self.sim, self.addr_bytes, self.transmit = sim, addr, transmit
         self.addr = str(ipaddress.IPv6Address(addr))
         self.line_gbps, self.mtu, self.rto, self.retry_limit = line_gbps, mtu, rto, retry_limit
@@ -107,6 +108,7 @@ class RoceEndpoint(W.PacketHost):
         self.dscp_data, self.dscp_control = d["data_no_trim"], d["control"]
         self.on_message = on_message or (lambda qpn, msg_id, data: None)
         self.on_place = on_place or (lambda qpn, msg_id, offset, length: None)  # an outside ledger
+        self.dcqcn = dcqcn  # False: PFC alone (the notification point sends no CNP, every QP stays at line rate)
         self.qps: dict[int, RoceQp] = {}
         self.stats = Stats()
         self.errors: list[tuple[int, str]] = []
@@ -271,7 +273,7 @@ class RoceEndpoint(W.PacketHost):
 
     def _on_data(self, qp: RoceQp, pkt: W.Mrc) -> None:
         now = self.sim.now
-        if pkt.ecn == ECN_CE and now - qp.cnp_at >= CNP_INTERVAL_US:
+        if self.dcqcn and pkt.ecn == ECN_CE and now - qp.cnp_at >= CNP_INTERVAL_US:
             qp.cnp_at = now
             self._ack(qp, AETH_ACK, psn_add(qp.expected, -1), becn=1)
         d = psn_diff(pkt.psn, qp.expected)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from fabric_sim.scenario import collectives
+from fabric_sim.transports import qps
 from mrc_paper import roce_figs as R
 from mrc_paper.experiments import load
 from mrc_paper.registry import BY_KEY
-from tests.paper.helpers import only, run
+from tests.paper.helpers import only, raw, run
 
 
 def _kept(f, name: str, size: int, loss: str) -> float:
@@ -17,11 +18,32 @@ def _kept(f, name: str, size: int, loss: str) -> float:
     return g[loss][str(size)] / g["0"][str(size)]
 
 
-def test_fig16_bandwidth_bound_ring_mrc_1qp_above_roce_16qp_above_roce_1qp():
-    _, f = run("fig16bw", sweep={"workload.message_bytes": [8 << 20]})
+def _ecn_at(key: str, packets: int) -> list[dict]:
+    """The experiment's transports with RoCE's fabric marking ECN from `packets`."""
+    out = []
+    for t in raw(key)["transports"]:
+        if isinstance(t.get("topology"), dict):
+            t = dict(t, topology=dict(t["topology"], congestion=dict(t["topology"]["congestion"],
+                                                                     ecn_threshold=packets)))
+        out.append(t)
+    return out
+
+
+def test_fig16_bandwidth_bound_ring_mrc_1qp_above_roce_16qp_above_roce_1qp_when_pfc_acts_before_dcqcn():
+    # ECN from 64 packets, above PFC's XOFF: DCQCN sees no mark and 16 QPs spread RoCE over the spines.
+    _, f = run("fig16bw", sweep={"workload.message_bytes": [8 << 20]}, transports=_ecn_at("fig16bw", 64))
     assert all(ok for _, ok in f.delivery), "every message delivered exactly once"
     assert f.numbers["mrc"] > f.numbers["roce16"] > f.numbers["roce1"] and f.result("fig16.order").ok
     assert f.numbers["roce1"] < 0.7 * f.numbers["mrc"], "ECMP collisions cost RoCE 1 QP a large share"
+
+
+def test_fig16_ring_with_ecn_below_xoff_dcqcn_cuts_roce_16qp_and_the_claim_says_so():
+    # The shipped fabric marks from 3 packets, below XOFF: at the gallery's 16 MiB DCQCN's cuts have
+    # brought RoCE's 16 QPs below its 1 QP (at 8 MiB they are still just above it: 167 against 158 Gb/s).
+    _, f = run("fig16bw", sweep={"workload.message_bytes": [16 << 20]})
+    n, h = f.numbers, f.result("fig16.order")
+    assert n["mrc"] > max(n["roce16"], n["roce1"]) and n["roce16"] < n["roce1"]
+    assert not h.ok and "DCQCN, marked from 3 queued packets, cuts them" in h.cause and "ECN marks" in h.cause
 
 
 def test_fig16_ring_with_loss_mrc_keeps_more_of_its_bandwidth_than_roce():
@@ -64,3 +86,34 @@ def test_fig18_mrc_shares_the_incast_evenly_and_leaves_the_victim_at_line_rate()
     assert m["victim"] >= R.VICTIM_SHARE and m["jain"] >= R.FAIRNESS
     assert m["incast_total"] >= 0.9, "the incast flows fill the target's link"
     assert f.result("fig18.mrc_victim").ok and f.result("fig18.mrc_fair").ok
+
+
+def test_fig20_one_roce_qp_per_pair_halves_on_shared_uplinks_8_qps_spread_and_mrc_keeps_line_rate():
+    # The permutation nic-i -> nic-(i+8): ECMP's hash (fabric_sim/transports/qps.py) puts two of each rack's
+    # four one-QP flows on each of two spines, so every flow shares its uplink and its spine's downlink.
+    _, f = run("fig20", **{f"workload__flows[{i}]__messages": 16 for i in range(8)})
+    assert all(ok for _, ok in f.delivery), "every message delivered exactly once"
+    n = f.numbers
+    spines = [(qps._hash(i, i + 8, 0) >> 3) % 4 for i in range(8)]
+    assert all(spines[:4].count(s) == 2 for s in spines[:4]) and all(spines[4:].count(s) == 2 for s in spines[4:])
+    for name in ("roce-pfc-1qp", "roce-dcqcn-1qp"):
+        assert max(n[name]["flows"]) <= 0.55, "a flow sharing its path gets at most half of line rate"
+    assert n["roce-pfc-8qp"]["total"] > 1.3 * n["roce-pfc-1qp"]["total"], "8 QPs per pair spread over the spines"
+    assert n["roce-pfc-1qp"]["nic_paused_us"] > 0, "PFC alone: the T0s pause the senders' NICs"
+    assert n["mrc"]["slowest"] >= R.MRC_ALL and f.result("fig20.mrc").ok
+    held = {h.claim: h for h in f.held}
+    assert set(held) == {"fig20.collide", "fig20.same", "fig20.pfc8", "fig20.dcqcn8", "fig20.mrc"}
+    assert held["fig20.collide"].ok == (n["roce-pfc-1qp"]["fastest"] >= R.LINE
+                                        and n["roce-pfc-1qp"]["slowest"] <= R.COLLIDED)
+
+
+def test_fig21_roce_with_pfc_alone_8_qps_starves_the_victim_and_1_qp_escapes_on_an_unpaused_spine():
+    _, f = run("fig18", **only("fig18", "roce-pfc-1qp", "roce-pfc-8qp"))
+    assert all(ok for _, ok in f.delivery), "every message delivered exactly once"
+    p1, p8 = f.numbers["roce-pfc-1qp"], f.numbers["roce-pfc-8qp"]
+    assert p8["victim"] <= R.DIRE and f.result("fig21.pfc8").ok, "8 QPs: some on the paused downlinks"
+    assert p8["pause_frames"] > 0 and p1["pause_frames"] > 0
+    h = f.result("fig21.pfc1")
+    assert h.tested and h.ok == (p1["victim"] <= R.DIRE)
+    if not h.ok:  # the victim's one QP hashed onto a spine whose downlink the incast never paused
+        assert p1["unpaused_into_target"] and all(s in h.cause for s in p1["unpaused_into_target"])

@@ -16,15 +16,22 @@ def test_tab521_cross_t1_adds_two_hops_of_latency_and_no_bandwidth():
     assert [f.result(c).ok for c in ("tab521.bw", "tab521.same_bw", "tab521.lat")] == [True] * 3
 
 
-def test_roce_gains_from_qps_up_to_8_and_the_claim_is_held_on_both_halves():
-    """8 QPs spread RoCE's ring over the spines (ECMP collisions cost 1 QP); whether 16 add little
-    (the paper) is the claim's second half, counted ✓ or ✗ from the numbers, as the gallery shows it."""
-    _, f = run("roceqp", sweep={"transports[0].qps_per_pair": [1, 8, 16]})
+def test_roce_gains_from_qps_up_to_8_when_pfc_acts_before_dcqcn_and_the_claim_is_held_on_both_halves():
+    """8 QPs spread RoCE's ring over the spines (ECMP collisions cost 1 QP): with ECN from 64 packets,
+    above PFC's XOFF, DCQCN sees no mark. Whether 16 add little (the paper) is the claim's second half,
+    counted ✓ or ✗ from the numbers, as the gallery shows it."""
+    _, f = run("roceqp", sweep={"transports[0].qps_per_pair": [1, 8, 16]}, topology__congestion__ecn_threshold=64)
     g = f.numbers["gbps"]
     assert g[8] > 1.2 * g[1]
     h = f.result("roceqp.scaling")
     assert h.tested and h.ok == (g[16] / g[8] <= T.BEYOND_8)
     assert len(f.delivery) == 3 and all(ok for _, ok in f.delivery)
+
+
+def test_with_ecn_below_xoff_dcqcn_takes_roces_qp_gain_and_the_cause_counts_its_marks():
+    _, f = run("roceqp", sweep={"transports[0].qps_per_pair": [1, 8, 16]})
+    g, h = f.numbers["gbps"], f.result("roceqp.scaling")
+    assert g[8] < 1.2 * g[1] and not h.ok and "ECN marks" in h.cause and "DCQCN cuts" in h.cause
 
 
 def test_a_qp_sweep_without_16_leaves_the_claim_not_tested():

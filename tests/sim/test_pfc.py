@@ -155,3 +155,24 @@ def test_pfc_is_on_by_default_for_roce_only_and_refused_elsewhere_or_with_xon_ab
         make(w, [{"name": "m", "kind": "mrc", "pfc": {"enabled": True}}])
     with pytest.raises(ScenarioError, match=r"transports\[0\]\.pfc\.xon_kb: 20 is above xoff_kb 19"):
         make(w, [{"name": "r", "kind": "roce", "pfc": {"xon_kb": 20}}])
+
+
+def test_dcqcn_off_sends_no_cnp_and_keeps_every_qp_at_line_rate_pfc_alone_holds_the_incast():
+    # ECN from 3 packets, as the paper's RoCE fabrics: with DCQCN the incast's senders are cut by CNPs;
+    # with `dcqcn: false` (PFC alone) the marks draw no CNP and no QP leaves line rate, and the incast is
+    # still lossless, by pauses alone.
+    topo = {**ONE_PLANE, "congestion": {"ecn_threshold": 3}}
+    cuts = {}
+    for on in (True, False):
+        flows = [{"src": f"nic-{s}", "dst": "nic-0", "message_bytes": 1_000_000} for s in (4, 5, 6, 7)]
+        s = make({"pattern": "flows", "message_bytes": 1_000_000, "flows": flows},
+                 [{"name": "roce", "kind": "roce", "dcqcn": on}], topology=topo)
+        fabs: list = []
+        r = run(s, s.transports[0], hooks=[(0.0, fabs.append)])
+        assert r.complete and r.drops == {} and r.events["ecn_marked"] > 0
+        qps = [qp for nic in fabs[0].nics if nic.endpoint is not None for qp in nic.endpoint.qps.values()]
+        cuts[on] = (sum(qp.cc.cnps for qp in qps), sum(qp.cc.rc < qp.cc.line for qp in qps))
+        assert on or r.pfc["pause_frames"] > 0
+    assert cuts[True][0] > 0 and cuts[True][1] > 0 and cuts[False] == (0, 0)
+    with pytest.raises(ScenarioError, match=r"transports\[0\]\.dcqcn"):
+        make({"pattern": "permutation", "message_bytes": 4096}, [{"name": "m", "kind": "mrc", "dcqcn": False}])

@@ -28,6 +28,18 @@ def test_all_to_all_and_incast_pairs():
     )
 
 
+def test_all_to_all_posts_each_senders_peers_in_nccls_schedule_so_no_receiver_is_shared_per_step():
+    # NCCL's p2p schedule: rank r sends to r+1, r+2, ... in turn. Posted in rank order instead, every
+    # sender began on the same receiver (a rotating incast: RoCE's 16 QPs per pair, served in posting order,
+    # then brought bursts of 16 packets from every rank to one NIC at once).
+    n = 8
+    a2a = workload.build(Workload(pattern="all_to_all", message_bytes=1000, hosts=n), 16, seed=1)
+    order = {a: [m.dst for m in a2a if m.src == a] for a in range(n)}
+    assert all(order[a] == [(a + d) % n for d in range(1, n)] for a in range(n))
+    for step in range(n - 1):
+        assert sorted(order[a][step] for a in range(n)) == list(range(n))  # a permutation at every step
+
+
 def test_ring_allreduce_runs_2_n_minus_1_steps():
     msgs = workload.build(Workload(pattern="ring_allreduce", message_bytes=4000, hosts=4), 16, seed=1)
     assert len(msgs) == 2 * 3 * 4 and {m.size for m in msgs} == {1000}  # one slice per chunk this small
