@@ -73,7 +73,24 @@ def _trace(r: RunResult) -> tuple[float, int]:
     return stall, live
 
 
-def cause(stall: float, live: int, timeouts: int, sacks: int) -> str:
+def restore_lags(r: RunResult) -> list[float]:
+    """For each path that comes back (a link or switch up), µs until the
+    traced QP's first EV on it is GOOD again (restored by good probes)."""
+    flow = next(iter(r.timeline.ev_log), None)
+    log = r.timeline.ev_log[flow] if flow is not None else []
+    lags = []
+    for e in sorted(r.scenario.events, key=lambda e: e.at_us):
+        if not e.kind.endswith("_up"):
+            continue
+        back = dead_paths(r.scenario, e.at_us - 1e-6) - dead_paths(r.scenario, e.at_us)
+        when = [t for t, ev, what, st in log if t >= e.at_us and what == "probe_ok" and st == "GOOD"
+                and (ev & 7, ev >> 3 & 0xFF) in back]
+        if when:
+            lags.append(min(when) - e.at_us)
+    return lags
+
+
+def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] | None = None) -> str:
     """What the measurements say when a Fig. 19 claim fails: each part only
     when its number shows it (a stall; healthy EVs retired, by timeouts or
     not). With neither a stall nor timeouts retiring healthy EVs, the
@@ -87,7 +104,11 @@ def cause(stall: float, live: int, timeouts: int, sacks: int) -> str:
                      f"({sacks} by SACK)")
     else:
         parts.append(f"no EV on a working path is retired ({timeouts} resends by timeout, {sacks} by SACK)")
-    if not stall and not (live and timeouts):
+    if lags:
+        parts.append("a path that comes back is used again only when good probes restore its EVs (3 in a row): "
+                     + ", ".join(f"{x:.0f}" for x in lags) + " µs after it returns, of each phase's "
+                     "length, so the phases that gain capacity average below their share")
+    elif not stall and not (live and timeouts):
         parts.append("the rate on the links left falls short of their share (not traced further)")
     return "; ".join(parts)
 
@@ -99,7 +120,7 @@ def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
 
 def _cause(r: RunResult) -> str:
     stall, live = _trace(r)
-    return cause(stall, live, r.retx["timeout"], r.retx["sack"])
+    return cause(stall, live, r.retx["timeout"], r.retx["sack"], restore_lags(r))
 
 
 def _flat(key: str) -> Callable[[Runs], Finding]:

@@ -2,7 +2,12 @@
 says only what its measurements show: a stall and healthy EVs retired by
 timeouts when there were some, and otherwise that neither happened."""
 
-from mrc_paper.appendix import cause, timeouts_retire_healthy
+from types import SimpleNamespace
+
+from control_plane.pipelines import REPO
+from fabric_sim.scenario import load
+from mrc_paper.appendix import cause, restore_lags, timeouts_retire_healthy
+from nic_model.ev import make_ev
 
 
 def test_a_stall_with_healthy_evs_retired_by_timeouts_names_both():
@@ -30,3 +35,21 @@ def test_neither_a_stall_nor_a_healthy_retirement_says_the_rate_falls_short_untr
         "no EV on a working path is retired (0 resends by timeout, 151 by SACK); "
         "the rate on the links left falls short of their share (not traced further)")
     assert not timeouts_retire_healthy(1, 0)
+
+
+def test_paths_restored_late_are_named_with_their_lags():
+    assert cause(0.0, 0, 0, 151, [51.2, 38.0]) == (
+        "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
+        "again only when good probes restore its EVs (3 in a row): 51, 38 µs after it returns, of each phase's "
+        "length, so the phases that gain capacity average below their share")
+
+
+def test_the_restore_lag_is_from_the_link_coming_back_to_the_first_good_probe_on_its_spine():
+    """fig19b's links return at 480 (spine 2), 600 (spine 1) and 720 µs (spine 0)."""
+    sc = load(REPO / "scenarios" / "paper" / "fig19b.yaml")
+    log = [(385.0, make_ev(0, 2, 7), "loss", "ASSUMED_BAD"),
+           (530.9, make_ev(0, 2, 7), "probe_ok", "GOOD"), (531.0, make_ev(0, 2, 8), "probe_ok", "GOOD"),
+           (610.0, make_ev(0, 2, 9), "probe_ok", "GOOD"),  # not spine 1's: no lag for 600
+           (638.2, make_ev(0, 1, 0), "probe_ok", "GOOD"), (745.6, make_ev(0, 0, 3), "probe_ok", "GOOD")]
+    r = SimpleNamespace(scenario=sc, timeline=SimpleNamespace(ev_log={"0->4": log}))
+    assert [round(x, 1) for x in restore_lags(r)] == [50.9, 38.2, 25.6]
