@@ -157,8 +157,7 @@ class Endpoint(W.PacketHost):
 
     def _set_reverse(self, qp: QueuePair, plane: int, ev: int) -> None:
         """`ev` becomes the reverse EV of `plane`, confirmed now, here and in the NIC."""
-        qp.reverse[plane] = ev
-        qp.reverse_fresh[plane] = self.sim.now
+        qp.confirm_reverse(ev, self.sim.now)
         if self.reverse_sink is not None:
             self.reverse_sink(qp.qpn, plane, ev)
 
@@ -387,8 +386,7 @@ class Endpoint(W.PacketHost):
         keeps the probed set (docs/nic.md, "Reverse EV set")."""
         p = ev_plane(ev)
         if p in qp.reverse and qp.profile.enabled:
-            qp.reverse[p] = ev
-            qp.reverse_fresh[p] = self.sim.now
+            qp.confirm_reverse(ev, self.sim.now)
 
     def _on_ack(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if qp.error is not None:
@@ -439,8 +437,7 @@ class Endpoint(W.PacketHost):
             # into this one) and is no loss to blame the EV for.
             self._same_path_losses(qp, hit)
         if ev_plane(ev) in qp.reverse and ev in qp.profile.state:
-            qp.reverse[ev_plane(ev)] = ev  # our packet got through on it: a good reverse EV
-            qp.reverse_fresh[ev_plane(ev)] = now
+            qp.confirm_reverse(ev, now)  # our packet got through on it: a good reverse EV
         self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
         qp.cc.on_ack(now, (before - len(inflight)) * self.mtu, rtt, bool(ecn_seen), len(inflight) * self.mtu)
         self._detect_losses(qp)

@@ -113,6 +113,14 @@ class QueuePair:
     def __post_init__(self) -> None:
         self.next_psn = self.snd_una = self.sack_cum = self.start_psn & PSN_MASK
 
+    def confirm_reverse(self, ev: int, now: float) -> None:
+        """`ev` becomes its plane's reverse EV, confirmed at `now` (the one
+        place the reverse set changes; the NIC's own register is the
+        endpoint's to write)."""
+        plane = ev & 7
+        self.reverse[plane] = ev
+        self.reverse_fresh[plane] = now
+
     def rtt_sample(self, rtt: float) -> None:
         """An RTT measured (an ACK of a first copy, a probe's reply)."""
         self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
