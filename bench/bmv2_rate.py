@@ -121,12 +121,17 @@ def _nic_cases() -> list[tuple[str, list[bytes], int, tuple[int, ...]]]:
             ("fabric data through the receiver (SACK and host copy each)", rx, NF.N.plane_port(0), (host, *planes))]
 
 
+def _unavailable(program: str) -> str | None:
+    """Why `program` cannot be measured beside the L2 baseline here, or None."""
+    missing = [n for n in (program, "l2fwd") if not toolchain.artifacts(n)[1].exists()]
+    return toolchain.bmv2_unavailable() or (", ".join(missing) + " JSON missing" if missing else None)
+
+
 def nic_rates() -> list[str]:
     out = ["## BMv2 packet rate of the NIC program (frames out per second)"]
-    reason = toolchain.bmv2_unavailable()
-    missing = [n for n in ("nic", "l2fwd") if not toolchain.artifacts(n)[1].exists()]
-    if reason or missing:
-        return out + [f"skipped: {reason or ', '.join(missing) + ' JSON missing'}"]
+    why = _unavailable("nic")
+    if why:
+        return out + [f"skipped: {why}"]
     l2_pps, _ = _program("l2fwd", _l2_setup)
     out.append(f"- bare L2 beside it: {l2_pps:,.0f} pkt/s")
     for what, frames, in_port, out_ports in _nic_cases():
@@ -138,10 +143,9 @@ def nic_rates() -> list[str]:
 
 def run() -> list[str]:
     out = ["## BMv2 packet rate, switch program vs bare L2 forwarding"]
-    reason = toolchain.bmv2_unavailable()
-    missing = [n for n in ("switch", "l2fwd") if not toolchain.artifacts(n)[1].exists()]
-    if reason or missing:
-        return out + [f"skipped: {reason or ', '.join(missing) + ' JSON missing'}"]
+    why = _unavailable("switch")
+    if why:
+        return out + [f"skipped: {why}"]
     l2_pps, l2_n = _program("l2fwd", _l2_setup)
     sw_pps, sw_n = _program("switch", _switch_setup)
     out += [
