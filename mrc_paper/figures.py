@@ -274,58 +274,55 @@ def fig17(runs: dict[str, Runs], path: Path) -> None:
     plt.close(fig)
 
 
-def fig18(runs: dict[str, Runs], path: Path) -> None:
-    rs = runs["fig18"]
+def _flow_panels(rs: Runs, path: Path, draw: Callable[[Axes, RunResult], None], legend_first: bool) -> None:
+    """One panel per transport of `rs` (three to a row): each flow's
+    throughput as `draw` plots it, the end of the busy time, PFC's pauses."""
     names = rs.transports
     cols = min(3, len(names))
     rows = -(-len(names) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), sharey=True, squeeze=False)
-    target = rs.scenario.workload.flows[0].dst
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     for ax, name in zip(axes.flat, names, strict=False):
         r = rs.get(name)
+        draw(ax, r)
+        ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
+        ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
+                             if r.pfc else ""), fontsize=9)
+        ax.set_xlabel(_time_label(r))
+        ax.set_ylim(0, 420)
+        ax.grid(alpha=0.3)
+        if not legend_first:
+            ax.legend(fontsize=7, loc="center right")
+    if legend_first:
+        axes.flat[0].legend(fontsize=6, loc="lower left", ncol=2)
+    for row in axes:
+        row[0].set_ylabel("throughput (Gb/s)")
+    _save(fig, path)
+
+
+def fig18(runs: dict[str, Runs], path: Path) -> None:
+    rs = runs["fig18"]
+    target = rs.scenario.workload.flows[0].dst
+
+    def draw(ax: Axes, r: RunResult) -> None:
         n = _until(r, r.timeline.t)
         for flow, g in r.timeline.flows.items():
             victim = not flow.endswith(f"->{target}")
             ax.plot(r.timeline.t[:n], g[:n], lw=1.6 if victim else 0.8, color="tab:red" if victim else "0.55",
                     label="victim" if victim else None)
         ax.plot([], [], color="0.55", lw=0.8, label="incast flows")
-        ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
-        ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
-                             if r.pfc else ""), fontsize=9)
-        ax.set_xlabel(_time_label(r))
-        ax.set_ylim(0, 420)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="center right")
-    for row in axes:
-        row[0].set_ylabel("throughput (Gb/s)")
-    _save(fig, path)
+
+    _flow_panels(rs, path, draw, legend_first=False)
 
 
 def fig20(runs: dict[str, Runs], path: Path) -> None:
-    rs = runs["fig20"]
-    names = rs.transports
-    cols = min(3, len(names))
-    rows = -(-len(names) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), sharey=True, squeeze=False)
-    for ax in axes.flat[len(names):]:
-        ax.set_visible(False)
-    for ax, name in zip(axes.flat, names, strict=False):
-        r = rs.get(name)
+    def draw(ax: Axes, r: RunResult) -> None:
         n = _until(r, r.timeline.t)
         for flow, g in r.timeline.flows.items():
             ax.plot(r.timeline.t[:n], g[:n], lw=0.9, label=flow)
-        ax.axvline(busy(r), color="0.5", ls="--", lw=0.7)
-        ax.set_title(name + (f"\nPFC: {r.pfc['pause_frames']} pauses, {r.pfc['paused_us'] / 1e3:.1f} ms paused"
-                             if r.pfc else ""), fontsize=9)
-        ax.set_xlabel(_time_label(r))
-        ax.set_ylim(0, 420)
-        ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=6, loc="lower left", ncol=2)
-    for row in axes:
-        row[0].set_ylabel("throughput (Gb/s)")
-    _save(fig, path)
+
+    _flow_panels(runs["fig20"], path, draw, legend_first=True)
 
 
 # figure -> (the experiments it needs, the function that draws it)
