@@ -221,15 +221,21 @@ class Endpoint(W.PacketHost):
         q.append(inf)
         qp.ev_tx[inf.ev] += 1
 
-    def sent_on(self, peer_qpn: int, psn: int, ev: int) -> None:
-        """The NIC sent the copy of `psn` to QP `peer_qpn` on `ev` (health
-        mode: its data plane picked the slot)."""
+    def qp_to(self, peer_qpn: int) -> QueuePair | None:
+        """The QP whose peer is QP `peer_qpn` (what the NIC's packets name in
+        BTH.dqpn), or None."""
         qp = self._by_peer.get(peer_qpn)
         if qp is None:
             self._by_peer = {q.peer_qpn: q for q in self.qps.values()}
             qp = self._by_peer.get(peer_qpn)
-            if qp is None:
-                return
+        return qp
+
+    def sent_on(self, peer_qpn: int, psn: int, ev: int) -> None:
+        """The NIC sent the copy of `psn` to QP `peer_qpn` on `ev` (health
+        mode: its data plane picked the slot)."""
+        qp = self.qp_to(peer_qpn)
+        if qp is None:
+            return
         inf = qp.inflight.get(psn)
         if inf is not None and inf.ev == UNSENT:
             inf.ev = ev

@@ -25,7 +25,6 @@ from sim_core.sim import Sim
 
 if TYPE_CHECKING:
     from nic_model.endpoint import Endpoint
-    from nic_model.qp import QueuePair
 
 _BTH: Final = IPV6_LEN + UDP_LEN
 
@@ -50,7 +49,6 @@ class QpScheduler:
         self.queues: dict[int, deque[tuple[bytes, int]]] = {}  # peer QP number -> packets (and pads) waiting
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
-        self.by_peer: dict[int, QueuePair] = {}
         self.held = 0  # packets that waited (for reports and tests)
 
     def serve(self, endpoint: Endpoint) -> None:
@@ -122,10 +120,6 @@ class QpScheduler:
         ep = self.endpoint
         if ep is None:
             return
-        qp = self.by_peer.get(dqpn)
-        if qp is None:
-            self.by_peer = {q.peer_qpn: q for q in ep.qps.values()}
-            qp = self.by_peer.get(dqpn)
-            if qp is None:
-                return
-        qp.released(psn_of(raw), at)
+        qp = ep.qp_to(dqpn)
+        if qp is not None:
+            qp.released(psn_of(raw), at)
