@@ -75,7 +75,7 @@ def test_a_packet_is_stamped_sent_when_it_leaves_the_scheduler():
     sim, port, sched = setup()
     told = []
     qp = SimpleNamespace(peer_qpn=7, released=lambda psn, at: told.append((psn, at)))
-    sched.serve(SimpleNamespace(qps={3: qp}))
+    sched.serve(SimpleNamespace(qp_to={7: qp}.get))  # the endpoint's QP by its peer's number
     sched.transmit(pkt(7, 0))
     sched.transmit(pkt(7, 1))
     assert told == [(1, math.inf)]
