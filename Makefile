@@ -77,9 +77,11 @@ run: $(SIM_VENV)/.installed
 
 # The MRC paper's experiments (section 5.2) on the timed fabric, MRC against
 # RoCE: one PNG per figure and the paper.md gallery in results/paper/
-# (docs/paper.md). No BMv2 needed.
+# (docs/paper.md). No BMv2 needed. SCALE=paper also runs Figs. 15-17 on
+# the paper's 64 ranks, into results/paper-scale/ (about an hour on 2 cores).
+SCALE ?= quick
 paper: $(SIM_VENV)/.installed
-	$(SIM_PY) -m mrc_paper
+	$(SIM_PY) -m mrc_paper --scale $(call q,$(SCALE))
 
 # The single-switch demo on BMv2 (or the switch model where BMv2 is absent).
 demo: $(VENV)/.installed

@@ -2,7 +2,12 @@
 timed fabric, write one PNG per figure and paper.md (the gallery) to
 results/paper/ (or --out), and numbers.json with what each measured.
 
-    python -m mrc_paper [--only fig10,fig14] [--out DIR] [--quiet] [--jobs N] [--ray-address ADDR]
+    python -m mrc_paper [--scale paper] [--only fig10,fig14] [--out DIR] [--quiet] [--jobs N] [--ray-address ADDR]
+
+--scale paper (make paper SCALE=paper) also runs Figs. 15-17 on the
+paper's 64 ranks (scenarios/paper/scale/), into results/paper-scale/, and
+holds each claim at the largest scale that tested it. The expected CPU
+time of what is left to run is printed before anything runs.
 
 Every run (each experiment's sweep variants and transports) is a task on
 Ray, on this machine's cores unless --ray-address or RAY_ADDRESS names a
@@ -14,17 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from control_plane.pipelines import RESULTS
 from fabric_sim.report import outdir, strict, sweep_out
-from fabric_sim.runner import parallel
+from fabric_sim.runner import parallel, run_cache
 from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
-from mrc_paper import gallery
+from mrc_paper import budget, gallery
 from mrc_paper.claims import Claim
 from mrc_paper.experiments import (
     Experiment,
@@ -32,6 +38,7 @@ from mrc_paper.experiments import (
     Held,
     RunKey,
     Runs,
+    Scale,
     Values,
     fill,
     over_seeds,
@@ -40,7 +47,7 @@ from mrc_paper.experiments import (
     tasks,
 )
 from mrc_paper.figures import FIGURES
-from mrc_paper.registry import BY_KEY, CLAIMS, EXPERIMENTS
+from mrc_paper.registry import CLAIMS, EXPERIMENTS, at
 
 # An experiment's runs: its own (label None), then each seeded claim's runs per extra seed ((claim, k)).
 Job = tuple[tuple[str, int] | None, Runs, list[tuple[RunKey, Task]]]
@@ -73,24 +80,32 @@ def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS)
         assert label is not None
         again.setdefault(label[0], []).append(exp.measure(reseeded(base, runs)).result(label[0]))
     f.held = [over_seeds(claims[h.claim], h, again[h.claim]) if h.claim in again else h for h in f.held]
-    return f
+    return exp.stamp(f)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mrc_paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="", help="comma-separated experiments (default: all): " + ", ".join(BY_KEY))
-    ap.add_argument("--out", type=Path, default=RESULTS / "paper",
-                    help="where the figures, paper.md, numbers.json and runs/ go (default: %(default)s)")
+    ap.add_argument("--scale", choices=[s.name.lower() for s in Scale], default="quick",
+                    help="quick: the gallery sized for a laptop (default); paper: also Figs. 15-17 on 64 ranks")
+    ap.add_argument("--only", default="", help="comma-separated experiments (default: all of the scale's): "
+                    + ", ".join(e.key for e in EXPERIMENTS))
+    ap.add_argument("--out", type=Path, default=None, help="where the figures, paper.md, numbers.json and runs/ go "
+                    f"(default: {RESULTS / 'paper'}, or {RESULTS / 'paper-scale'} with --scale paper)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     parallel.add_arguments(ap)
     args = ap.parse_args(argv)
+    scale = Scale[args.scale.upper()]
+    args.out = args.out or RESULTS / ("paper" if scale == Scale.QUICK else "paper-scale")
     keys = [k for k in args.only.split(",") if k]
-    unknown = [k for k in keys if k not in BY_KEY]
+    known = [e.key for e in at(scale)]
+    unknown = [k for k in keys if k not in known]
     if unknown:
-        print(f"error: --only: unknown {', '.join(unknown)} (known: {', '.join(BY_KEY)})", file=sys.stderr)
+        print(f"error: --only: unknown {', '.join(unknown)} at --scale {args.scale} (known: {', '.join(known)}"
+              + ("; the _64 experiments run with --scale paper" if any(k.endswith("_64") for k in unknown) else "")
+              + ")", file=sys.stderr)
         return 2
-    chosen = [e for e in EXPERIMENTS if not keys or e.key in keys]
+    chosen = [e for e in at(scale) if not keys or e.key in keys]
     problem = outdir.unwritable(args.out)
     if problem:
         print(f"error: --out: {problem}", file=sys.stderr)
@@ -104,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     if plan is None:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    if not args.quiet:
+        print(_estimate(plan, opts), flush=True)
     start = time.monotonic()
-    findings = _execute(chosen, plan, opts, args.out)
+    findings = _execute(chosen, plan, opts, args.out, at(scale))
     if isinstance(findings, int):
         return findings
     res = gallery.results(CLAIMS, findings)
@@ -120,8 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _estimate(plan: dict[str, list[Job]], opts: parallel.Options) -> str:
+    """The expected CPU and wall time of the runs the cache does not hold."""
+    every = [t for jobs in plan.values() for _, _, todo in jobs for _, t in todo]
+    cache = run_cache.Cache(opts.cache) if opts.cache else None
+    left = [t for t in every if not (cache and cache.has(t.scenario, t.transport))]
+    workers = opts.jobs or os.cpu_count() or 1
+    return budget.line(left, len(every) - len(left), workers)
+
+
 def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: parallel.Options,
-             out: Path) -> dict[str, Finding] | int:
+             out: Path, scale_experiments: list[Experiment]) -> dict[str, Finding] | int:
     """Every run of every chosen experiment; each experiment finished (measured,
     drawn, written) as its last run comes in. An exit code if stopped."""
     # every run of every experiment, in order: (experiment, job, task)
@@ -138,7 +164,7 @@ def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: paralle
             for jj, (_, rs, todo) in enumerate(jobs):
                 fill(rs, todo, [got[exp.key][jj, k] for k in range(len(todo))])
             runs[exp.key] = jobs[0][1]
-            _finish(exp, jobs, runs, findings, out, len(chosen))
+            _finish(exp, jobs, runs, findings, out, len(chosen), scale_experiments)
 
     try:
         parallel.run_all([t for e in chosen for _, _, todo in plan[e.key] for _, t in todo], opts, arrived)
@@ -151,7 +177,7 @@ def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: paralle
 
 
 def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: dict[str, Finding], out: Path,
-            total: int) -> None:
+            total: int, scale_experiments: list[Experiment]) -> None:
     """An experiment whose runs are all in: measure it, keep its runs
     (out/runs/<key>/, as mrc-sim writes a sweep), draw every figure whose
     experiments are all in, and rewrite the gallery: a run cut short keeps
@@ -171,9 +197,10 @@ def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: d
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):
             draw(runs, out / f"{name}.png")
-    gallery.write(out, EXPERIMENTS, runs, findings, FIGURES,
+    gallery.write(out, scale_experiments, runs, findings, FIGURES,
                   sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
-    ordered = {k: findings[k].numbers for k in BY_KEY if k in findings}  # not the order runs happened to end in
+    # in the registry's order, not the order runs happened to end in
+    ordered = {e.key: findings[e.key].numbers for e in EXPERIMENTS if e.key in findings}
     (out / "numbers.json").write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
 
 

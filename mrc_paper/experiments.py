@@ -5,6 +5,8 @@ paper."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +19,13 @@ from fabric_sim.runner.run import RunResult
 from mrc_paper.claims import Claim
 
 SCENARIOS = pipelines.SCENARIOS / "paper"
+
+
+class Scale(enum.IntEnum):
+    """The gallery's two sizes, smallest first: a claim held at both is
+    reported at the larger."""
+    QUICK = 1  # make paper: every figure, sized for a laptop
+    PAPER = 2  # make paper SCALE=paper: the collective figures as the paper ran them, beside the quick ones
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,8 @@ class Held:
     cause: str = ""
     tested: bool = True
     value: float | None = None  # the number the tolerance is held against (a seeded claim's spread is of it)
+    scale: Scale = Scale.QUICK  # the scale of the experiment that held it (set as the finding is measured)
+    at: str = ""  # that experiment's size, short ("4 ranks"; "" where the claim is not about ranks)
 
 
 @dataclass
@@ -102,6 +113,13 @@ class Experiment:
     scenario: str  # file under scenarios/paper/
     paper: str  # what the paper reports
     measure: Callable[[Runs], Finding]
+    scale: Scale = Scale.QUICK
+    at: str = ""  # its size, short, shown beside every claim it holds ("64 ranks")
+
+    def stamp(self, f: Finding) -> Finding:
+        """The finding with every claim it holds marked with this experiment's scale."""
+        f.held = [dataclasses.replace(h, scale=self.scale, at=self.at) for h in f.held]
+        return f
 
 
 def load(exp: Experiment, values: dict[str, Any] | None = None) -> scenario.Scenario:

@@ -214,8 +214,8 @@ def _ranks(rs: Runs) -> int:
     return len({m.src for r in rs.results.values() for m in r.messages})
 
 
-def fig15(runs: dict[str, Runs], path: Path) -> None:
-    rs = runs["fig15"]
+def fig15(runs: dict[str, Runs], path: Path, key: str = "fig15") -> None:
+    rs = runs[key]
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     pts = sorted((nccl_size(r), M.collective_gbps(r)) for _, r in rs.by_transport("mrc"))
     ax.plot([p[0] / 2**20 for p in pts], [p[1] for p in pts], marker="o", ms=4, color=COLORS["mrc"], label="MRC")
@@ -266,10 +266,15 @@ def roceqp(runs: dict[str, Runs], path: Path) -> None:
 
 
 def fig17(runs: dict[str, Runs], path: Path) -> None:
+    _collective(runs["fig17"], path, "all-to-all")
+
+
+def _collective(rs: Runs, path: Path, what: str) -> None:
+    """One collective's bus bandwidth against its size, every transport and loss rate."""
     fig, ax = plt.subplots(figsize=(8, 4.4))
-    _sizes_panel(ax, runs["fig17"], f"{_ranks(runs['fig17'])}-rank all-to-all (Cluster C's NICs and planes)")
+    _sizes_panel(ax, rs, f"{_ranks(rs)}-rank {what} (Cluster C's NICs and planes)")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    _scale(fig, runs["fig17"])
+    _scale(fig, rs)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -338,6 +343,10 @@ FIGURES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Runs], Path], None
     "fig16": (("fig16", "fig16bw"), fig16),
     "roceqp": (("roceqp",), roceqp),
     "fig17": (("fig17",), fig17),
+    # make paper SCALE=paper: the same figures on the paper's 64 ranks
+    "fig15_64": (("fig15_64",), lambda runs, path: fig15(runs, path, "fig15_64")),
+    "fig16_64": (("fig16_64",), lambda runs, path: _collective(runs["fig16_64"], path, "ring all-reduce")),
+    "fig17_64": (("fig17_64",), lambda runs, path: _collective(runs["fig17_64"], path, "all-to-all")),
     "fig18": (("fig18",), fig18),
     "fig20": (("fig20",), fig20),
 }

@@ -15,7 +15,7 @@ from fabric_sim.scenario import collectives
 from fabric_sim.transports import qps
 from mrc_paper import metrics as M
 from mrc_paper.claims import SINGLE_PATH, Claim
-from mrc_paper.experiments import Experiment, Finding, Runs
+from mrc_paper.experiments import Experiment, Finding, Runs, Scale
 from mrc_wire.constants import ev_spine
 
 LOSSES = (0, 0.001, 0.01)
@@ -238,10 +238,24 @@ def fig16(runs: Runs) -> Finding:
         f.hold("fig16.roce_1", f"at most {most:.2f}", most <= UNUSABLE, "RoCE keeps more at 1% loss than 'unusable'")
     else:
         f.untested("fig16.roce_1", "no RoCE run at 1% loss")
-    f.notes.append("Scaled to 4 ranks (two racks of two, every ring hop across the spines) so the paper's "
-                   "bandwidth-bound sizes run in the time budget: a 4-rank ring has 6 steps where the paper's has "
-                   "126, so it leaves the latency-bound regime at smaller sizes than the paper's. With one rank "
-                   "pair per rack direction sharing two uplinks, RoCE 1 QP's collisions depend on the hash (seed).")
+    ranks = _ranks(runs)
+    if ranks < 64:
+        f.notes.append(f"Scaled to {ranks} ranks (two racks of two, every ring hop across the spines) so the "
+                       f"paper's bandwidth-bound sizes run in the time budget: a {ranks}-rank ring has "
+                       f"{2 * ranks - 2} steps where the paper's has 126, so it leaves the latency-bound regime at "
+                       "smaller sizes than the paper's. With one rank pair per rack direction sharing two uplinks, "
+                       "RoCE 1 QP's collisions depend on the hash (seed).")
+    return f
+
+
+def fig16_at_scale(runs: Runs) -> Finding:
+    """Fig. 16 on the paper's 64-way ring: its claims, and the bandwidth
+    ordering (held on the 8-rank stand-in in the quick gallery) at the
+    largest size run without loss."""
+    f = fig16(runs)
+    t = _table(runs, Finding("scratch"))
+    size = max(_have(t, ROCE + (MRC,), 0))
+    _order(f, runs, t, size, f"{_ranks(runs)} ranks")
     return f
 
 
@@ -253,18 +267,35 @@ def fig16bw(runs: Runs) -> Finding:
         f.row(f"8-rank ring, {_mib(size)}: MRC 1 QP / RoCE 16 QPs / RoCE 1 QP (Gb/s)", "-",
               f"{m:.0f} / {r16:.0f} / {r1:.0f}")
     size = max(_sizes(runs))  # the most bandwidth-bound size run
+    _order(f, runs, t, size, "8 ranks")
+    f.numbers.update(line=M.line_goodput(runs.get(MRC), bidirectional=False))
+    return f
+
+
+def _order(f: Finding, runs: Runs, t: Table, size: int, where: str) -> None:
+    """Fig. 16's bandwidth claims at `size` without loss: MRC 1 QP above
+    RoCE 16 QPs above RoCE 1 QP, and RoCE 1 QP at about half of MRC."""
     m, r16, r1 = (t[n][0][size] for n in (MRC, "roce-16qp", "roce-1qp"))
-    seen = {n: M.congestion(runs.get(n, message_bytes=size)) for n in ROCE}
-    f.row(f"8-rank ring, {_mib(size)}: RoCE 1 QP / 16 QPs, ECN marks and PFC pauses", "-",
+    seen = {n: M.congestion(_run(runs, n, size, 0)) for n in ROCE}
+    f.row(f"{where} ring, {_mib(size)}: RoCE 1 QP / 16 QPs, ECN marks and PFC pauses", "-",
           f"{seen['roce-1qp']} / {seen['roce-16qp']}")
-    f.hold("fig16.order", f"{m:.0f} > {r16:.0f} > {r1:.0f} Gb/s (8 ranks, {_mib(size)})", m > r16 > r1,
+    f.hold("fig16.order", f"{m:.0f} > {r16:.0f} > {r1:.0f} Gb/s ({where}, {_mib(size)})", m > r16 > r1,
            "one QP on one path loses to RoCE's 16 QPs" if r16 >= m else
            f"16 QPs do not help RoCE: DCQCN, marked from 3 queued packets, cuts them ({seen['roce-16qp']}; 1 QP: "
            f"{seen['roce-1qp']})")
-    f.hold("fig16.roce_half", f"{r1 / m:.2f}", HALF[0] <= r1 / m <= HALF[1],
+    f.hold("fig16.roce_half", f"{r1 / m:.2f} ({where}, {_mib(size)})", HALF[0] <= r1 / m <= HALF[1],
            "RoCE 1 QP's ECMP collisions cost it less than half" if r1 / m > HALF[1] else "RoCE 1 QP loses more")
-    f.numbers.update(mrc=m, roce16=r16, roce1=r1, line=M.line_goodput(runs.get(MRC), bidirectional=False))
-    return f
+    f.numbers.update(mrc=m, roce16=r16, roce1=r1)
+
+
+def _run(runs: Runs, name: str, size: int, loss: float) -> RunResult:
+    """The run of `name` at nccl-tests' `size` and the loss rate `loss`."""
+    return next(r for (vals, n), r in runs.results.items() if n == name and nccl_size(r) == size
+                and dict(vals).get("events[0].nic_rx_loss.rate", 0) == loss)
+
+
+def _ranks(runs: Runs) -> int:
+    return len({m.src for r in runs.results.values() for m in r.messages})
 
 
 def fig17(runs: Runs) -> Finding:
@@ -303,8 +334,7 @@ def fig17(runs: Runs) -> Finding:
 
 def _resent(runs: Runs, name: str, size: int) -> str:
     """What go-back-N cost a run at 0.1% loss: its losses and what it sent again."""
-    r = next(r for (vals, n), r in runs.results.items() if n == name and nccl_size(r) == size
-             and dict(vals).get("events[0].nic_rx_loss.rate") == 0.001)
+    r = _run(runs, name, size, 0.001)
     lost = sum(v for k, v in r.drops.items() if "loss" in k)
     again = r.retx["nack"] + r.retx["timeout"]
     return (f"lost {lost} packets and, going back N, sent {again} again ({again / max(lost, 1):.0f} per loss; "
@@ -513,6 +543,14 @@ def fig18(runs: Runs) -> Finding:
     return f
 
 
+FIG16_PAPER = ("Latency-bound at small sizes (little difference); bandwidth-bound at large ones, where RoCE 1 QP gets "
+               "about half (ECMP collisions), QP scaling helps RoCE (little gain past 8 QPs), and one MRC QP beats "
+               "16 RoCE QPs. With loss RoCE performs poorly (unusable at 1%); MRC shrugs off 0.1% at large sizes "
+               "and keeps about a third at 1%.")
+FIG17_PAPER = ("MRC outperforms RoCE at all sizes, most where bandwidth-bound; QP scaling does not help RoCE (16 QPs "
+               "slightly below 1). With loss RoCE suffers more than MRC, much more at small sizes; at large sizes "
+               "and 0.1% RoCE barely degrades.")
+
 EXPERIMENTS = [
     Experiment("fig20", "fig20", "permutation across the spines: RoCE with PFC alone and with DCQCN, 1 and 8 QPs",
                "fig20.yaml",
@@ -520,19 +558,22 @@ EXPERIMENTS = [
                "with DCQCN or PFC alone; with 8 QPs PFC alone helps only marginally (the most congested QPs pause "
                "the NIC, slowing all its QPs); DCQCN avoids that. MRC with one QP: 390 Gb/s for every flow.", fig20),
     Experiment("fig16", "fig16", "ring all-reduce (4 ranks of the paper's 64): MRC vs RoCE, with loss", "fig16.yaml",
-               "Latency-bound at small sizes (little difference); bandwidth-bound at large ones, where RoCE 1 QP "
-               "gets about half (ECMP collisions), QP scaling helps RoCE (little gain past 8 QPs), and one MRC "
-               "QP beats 16 RoCE QPs. With loss RoCE performs poorly (unusable at 1%); MRC shrugs off 0.1% at "
-               "large sizes and keeps about a third at 1%.", fig16),
+               FIG16_PAPER, fig16, at="4 ranks"),
     Experiment("fig16bw", "fig16", "ring all-reduce on 8 ranks, no loss", "fig16bw.yaml",
-               "At bandwidth-bound sizes: MRC 1 QP above RoCE 16 QPs above RoCE 1 QP.", fig16bw),
+               "At bandwidth-bound sizes: MRC 1 QP above RoCE 16 QPs above RoCE 1 QP.", fig16bw, at="8 ranks"),
     Experiment("fig17", "fig17", "all-to-all (4 ranks of the paper's 64): MRC vs RoCE, with loss", "fig17.yaml",
-               "MRC outperforms RoCE at all sizes, most where bandwidth-bound; QP scaling does not help RoCE "
-               "(16 QPs slightly below 1). With loss RoCE suffers more than MRC, much more at small sizes; at "
-               "large sizes and 0.1% RoCE barely degrades.", fig17),
+               FIG17_PAPER, fig17, at="4 ranks"),
     Experiment("fig18", "fig18", "7:1 cross-spine incast with a victim flow into the target's rack", "fig18.yaml",
                "RoCE with DCQCN: the victim degrades by about 25% (1 QP) or drops to 100 Gb/s at times "
                "(10 QPs), through PFC; with PFC alone (Fig. 21b-c) the victim gets 30 to 100 Gb/s. MRC shares "
                "the bottleneck almost perfectly among the incast flows and "
                "leaves the victim alone.", fig18),
+]
+
+# make paper SCALE=paper: Figs. 16 and 17 on the paper's 64 ranks, beside the quick gallery's.
+AT_SCALE = [
+    Experiment("fig16_64", "fig16", "ring all-reduce on the paper's 64 ranks: MRC vs RoCE, with loss",
+               "scale/fig16.yaml", FIG16_PAPER, fig16_at_scale, Scale.PAPER, "64 ranks"),
+    Experiment("fig17_64", "fig17", "all-to-all on the paper's 64 ranks: MRC vs RoCE, with loss", "scale/fig17.yaml",
+               FIG17_PAPER, fig17, Scale.PAPER, "64 ranks"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mrc_paper import metrics as M
 from mrc_paper.claims import Claim
-from mrc_paper.experiments import Experiment, Finding, Runs
+from mrc_paper.experiments import Experiment, Finding, Runs, Scale
 
 PAPER_GBYTES = 92  # GB/s per NIC at its largest sizes, of 100 (8 x 100 Gb/s)
 SHARE = 0.9  # the largest size's bus bandwidth, of the NIC's rate: the paper's 92 GB/s of 100
@@ -38,8 +38,16 @@ def fig15(runs: Runs) -> Finding:
     return f
 
 
+FIG15_PAPER = ("NCCL over MRC reaches up to 92 GB/s per NIC (of 100) for large messages at 42K GPUs; bandwidth grows "
+               "with message size.")
+
 EXPERIMENTS = [
     Experiment("fig15", "fig15", "NCCL sendrecv over MRC (Cluster B, 8 ranks)", "fig15.yaml",
-               "NCCL over MRC reaches up to 92 GB/s per NIC (of 100) for large messages at 42K GPUs; bandwidth "
-               "grows with message size.", fig15),
+               FIG15_PAPER, fig15, at="8 ranks"),
+]
+
+# make paper SCALE=paper: Cluster B at 64 NICs, beside the quick gallery's 8.
+AT_SCALE = [
+    Experiment("fig15_64", "fig15", "NCCL sendrecv over MRC (Cluster B, 64 ranks)", "scale/fig15.yaml",
+               FIG15_PAPER, fig15, Scale.PAPER, "64 ranks"),
 ]

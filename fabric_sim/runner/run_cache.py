@@ -113,6 +113,10 @@ class Cache:
     def _path(self, sc: Scenario, t: Transport) -> Path:
         return self.root / self.version[:16] / f"{key(sc, t, self.version)}.pickle"
 
+    def has(self, sc: Scenario, t: Transport) -> bool:
+        """Whether a result is kept (without reading it): for estimates of what is left."""
+        return self._path(sc, t).is_file()
+
     def get(self, sc: Scenario, t: Transport) -> RunResult | None:
         try:
             kept = pickle.loads(self._path(sc, t).read_bytes())

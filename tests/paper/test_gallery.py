@@ -48,8 +48,8 @@ def test_the_headline_counts_every_claim_a_contradiction_and_a_missing_result_as
     assert str(gallery.tally(res)) == ("1 of 4 of the paper's claims reproduced (2 contradicted, 1 not tested at this "
                                        "scale; 1 more not run this time (`--only`)).")
     rows = gallery.claims_table([claims[k] for k in ("a.ok", "a.bad", "a.far")], res)
-    assert rows[2].endswith("| 1.00 | ✓ | - |") and rows[3].endswith("| 0.50 | ✗ | measured cause |")
-    assert rows[4].endswith("| not run | ✗ (not tested) | sizes beyond the budget |")
+    assert rows[2].endswith("| 1.00 | ✓ | quick | - |") and rows[3].endswith("| 0.50 | ✗ | quick | measured cause |")
+    assert rows[4].endswith("| not run | ✗ (not tested) | quick | sizes beyond the budget |")
 
 
 def test_a_claim_gives_an_ablation_or_why_none_tells_it_apart():
