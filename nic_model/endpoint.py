@@ -51,6 +51,7 @@ from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
+from nic_model.placement import Placement
 from nic_model.qp import UNSENT, Inflight, QueuePair
 from nic_model.recovery import LossRecovery
 from nic_model.stats import Stats
@@ -145,19 +146,18 @@ class Endpoint(W.PacketHost):
     # ---- set-up -------------------------------------------------------
     def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
                 start_psn: int = 0, cc: CongestionControl | None = None) -> QueuePair:
-        qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn)
-        qp.reo_wnd = self.recovery.reorder_window
-        for ev in profile.home:  # the reverse set starts as one rotation EV per plane, trusted from now
-            qp.reverse.setdefault(ev_plane(ev), ev)
-            qp.reverse_fresh.setdefault(ev_plane(ev), self.sim.now)
+        qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn,
+                       rx=Placement(self.keep_payload))
+        self.recovery.start(qp)
+        qp.paths.begin(profile.home, self.sim.now)  # one rotation EV per plane, trusted from now
         self.qps[qpn] = qp
-        for p, ev in qp.reverse.items():
+        for p, ev in qp.paths.reverse.items():
             self._set_reverse(qp, p, ev)
         return qp
 
     def _set_reverse(self, qp: QueuePair, plane: int, ev: int) -> None:
         """`ev` becomes the reverse EV of `plane`, confirmed now, here and in the NIC."""
-        qp.confirm_reverse(ev, self.sim.now)
+        qp.paths.confirm(ev, self.sim.now)
         if self.reverse_sink is not None:
             self.reverse_sink(qp.qpn, plane, ev)
 
@@ -167,7 +167,7 @@ class Endpoint(W.PacketHost):
         single-path baselines' routing moved the QP to another path): the
         NIC's SACKs too, for data on any plane."""
         qp = self.qps[qpn]
-        qp.reverse = {ev_plane(ev): ev}
+        qp.paths.only(ev)
         if self.reverse_sink is not None:
             for p in range(8):
                 self.reverse_sink(qpn, p, ev)
@@ -325,8 +325,8 @@ class Endpoint(W.PacketHost):
                 rec.timeouts(qp, now)
                 probe(qp, now)
                 self._pump(qp)
-            busy |= qp.busy() or bool(qp.profile.probing()) or bool(qp.probe_sent) \
-                or now - qp.rx_active_at < quiet
+            busy |= qp.busy() or bool(qp.profile.probing()) or bool(qp.paths.probes) \
+                or now - qp.rx.active_at < quiet
         if busy or self.paths.announcing():
             self._arm_timer()
 
@@ -359,27 +359,18 @@ class Endpoint(W.PacketHost):
         if pkt.dscp in self.dscp_trimmed:
             self.stats.trim_notices += 1
             return
-        qp.rx_active_at = self.sim.now
+        rx = qp.rx
+        rx.heard(self.sim.now)
         self._arm_timer()  # a receiver that sends nothing still probes its reverse set on the tick
         msg_id, offset, msg_len = pkt.data()
-        if msg_id not in qp.delivered_msgs:
-            part = qp.partial.get(msg_id)
-            if part is None:
-                part = qp.partial[msg_id] = [0, {} if self.keep_payload else None]
-            n = pkt.payload_len
-            part[0] += n
+        n = pkt.payload_len
+        if rx.place(msg_id, offset, n, pkt.payload):
             if self.on_place is not None:
                 self.on_place(qp.qpn, msg_id, offset, n)
-            qp.rx_bytes += n
             self.stats.rx_bytes += n
-            if part[1] is not None:
-                part[1][offset] = pkt.payload
-            if part[0] >= msg_len:
-                del qp.partial[msg_id]
-                qp.delivered_msgs.add(msg_id)
+            if rx.complete(msg_id, msg_len):
                 self.stats.delivered += 1
-                data = b"".join(part[1][o] for o in sorted(part[1])) if part[1] is not None else None
-                self.on_message(qp.qpn, msg_id, data)
+                self.on_message(qp.qpn, msg_id, rx.take(msg_id))
         self._heard_on(qp, pkt.ev)
 
     def _heard_on(self, qp: QueuePair, ev: int) -> None:
@@ -391,8 +382,8 @@ class Endpoint(W.PacketHost):
         path its routing hashed (set_control_path), and oblivious spraying
         keeps the probed set (docs/nic.md, "Reverse EV set")."""
         p = ev_plane(ev)
-        if p in qp.reverse and qp.profile.enabled:
-            qp.confirm_reverse(ev, self.sim.now)
+        if p in qp.paths.reverse and qp.profile.enabled:
+            qp.paths.confirm(ev, self.sim.now)
 
     def _on_ack(self, qp: QueuePair, pkt: W.Mrc) -> None:
         if qp.error is not None:
@@ -442,8 +433,8 @@ class Endpoint(W.PacketHost):
             # same EV that they cover arrived (its own ACK late, or coalesced
             # into this one) and is no loss to blame the EV for.
             self._same_path_losses(qp, hit)
-        if ev_plane(ev) in qp.reverse and ev in qp.profile.state:
-            qp.confirm_reverse(ev, now)  # our packet got through on it: a good reverse EV
+        if ev_plane(ev) in qp.paths.reverse and ev in qp.profile.state:
+            qp.paths.confirm(ev, now)  # our packet got through on it: a good reverse EV
         self._event(qp, ev, EvEvent.ECN if ecn_seen else EvEvent.ACK)
         qp.cc.on_ack(now, (before - len(inflight)) * self.mtu, rtt, bool(ecn_seen), len(inflight) * self.mtu)
         self._detect_losses(qp)

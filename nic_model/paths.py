@@ -17,6 +17,7 @@ from mrc_wire import packet as W
 from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, ev_plane
 from nic_model.ev import EvEvent
 from nic_model.qp import UNSENT, Inflight, QueuePair
+from nic_model.qp_paths import NEVER, Probe, ProbeKind
 from nic_model.stats import Stats
 from sim_core.sim import Sim
 
@@ -61,20 +62,19 @@ class PathState:
     def probe(self, qp: QueuePair, now: float) -> None:
         """The tick's probes: expire the unanswered, probe the EVs that want
         it, and keep the reverse set fresh while only data comes in."""
-        for pid, (ev, t, kind) in list(qp.probe_sent.items()):
-            if kind != "suspect" and now - t >= self.probe_timeout:  # suspects have their own deadline
-                del qp.probe_sent[pid]
-                if kind == "path":
-                    self._event(qp, ev, EvEvent.PROBE_LOST)
-        waiting = {ev for ev, _, _ in qp.probe_sent.values()}
+        paths = qp.paths
+        for p in paths.expire(now, self.probe_timeout):
+            if p.kind is ProbeKind.PATH:
+                self._event(qp, p.ev, EvEvent.PROBE_LOST)
+        waiting = paths.awaiting()
         for ev in qp.profile.probing():
             if ev not in waiting and not self.plane_down(qp, ev_plane(ev)):
-                self.send_probe(qp, ev, "path")
+                self.send_probe(qp, ev, ProbeKind.PATH)
         # Reverse set: while data comes in but none goes out, at most one
         # probe per interval per QP (one per stale plane sent 8 a QP on 8
         # planes); with EV state on, arriving data keeps its planes confirmed.
-        if now - qp.rx_active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval \
-                and now - qp.reverse_probe_at >= self.probe_interval:
+        if now - qp.rx.active_at < self.probe_interval and now - qp.tx_active_at >= self.probe_interval \
+                and now - paths.reverse_probe_at >= self.probe_interval:
             self._probe_reverse(qp, now, waiting)
         sent = self.announced.get(qp.qpn)
         if sent is not None and now - sent[0] >= self.probe_timeout:
@@ -90,24 +90,24 @@ class PathState:
         (ties in plane order). A plane whose probes go unanswered waits its
         turn like the others. A reply makes the EV that plane's reverse EV
         (on_probe)."""
-        fresh, probed, interval = qp.reverse_fresh, qp.reverse_probed, self.probe_interval
-        stale = [p for p in qp.reverse if not self.plane_down(qp, p) and now - fresh.get(p, -1e18) >= interval]
-        for p in sorted(stale, key=lambda p: (max(fresh.get(p, -1e18), probed.get(p, -1e18)), p)):
+        paths, interval = qp.paths, self.probe_interval
+        fresh, probed = paths.fresh, paths.probed
+        stale = [p for p in paths.reverse if not self.plane_down(qp, p) and now - fresh.get(p, NEVER) >= interval]
+        for p in sorted(stale, key=lambda p: (max(fresh.get(p, NEVER), probed.get(p, NEVER)), p)):
             cands = [e for e in qp.profile.on_plane(p) if e not in waiting]
             if cands:
-                self.send_probe(qp, cands[self.rng.randrange(len(cands))], "reverse")
-                qp.reverse_probe_at, probed[p] = now, now
+                self.send_probe(qp, cands[self.rng.randrange(len(cands))], ProbeKind.REVERSE)
+                paths.probed_reverse(p, now)
                 return
 
     def plane_down(self, qp: QueuePair, plane: int) -> bool:
         """Whether the port of `plane` is down here or at the QP's peer."""
-        return bool((self.ports_down | qp.peer_down) >> plane & 1)
+        return bool((self.ports_down | qp.paths.peer_down) >> plane & 1)
 
-    def send_probe(self, qp: QueuePair, ev: int, kind: str) -> int:
-        """Probe `ev` ("path": a retired EV; "suspect": a late one; "reverse":
-        a reverse-set candidate); the probe's id."""
+    def send_probe(self, qp: QueuePair, ev: int, kind: ProbeKind) -> int:
+        """Probe `ev` (what for: `kind`); the probe's id."""
         self.probe_ids = (self.probe_ids + 1) & 0xFFFF
-        qp.probe_sent[self.probe_ids] = (ev, self.sim.now, kind)
+        qp.paths.sent(self.probe_ids, Probe(ev, self.sim.now, kind))
         self.stats.probes += 1
         self._send_control(qp, ev, OP_PROBE, 0, W.probe_ext(self.probe_ids, spdcid=qp.qpn, dpdcid=qp.peer_qpn))
         self._arm_timer()
@@ -171,24 +171,24 @@ class PathState:
         """The reverse EV for a control packet answering traffic on `plane`:
         that plane's, unless it is down or unconfirmed for 4 probe intervals
         while another plane's is fresh; then the freshest (None: freshest)."""
-        fresh = qp.reverse_fresh
+        reverse, fresh = qp.paths.reverse, qp.paths.fresh
         now = self.sim.now
-        if plane is None or self.plane_down(qp, plane) or plane not in qp.reverse or \
-                now - fresh.get(plane, -1e18) > 4 * self.probe_interval:
-            up = [p for p in qp.reverse if not self.plane_down(qp, p)]
-            best = max(up, key=lambda p: fresh.get(p, -1e18), default=plane)
+        if plane is None or self.plane_down(qp, plane) or plane not in reverse or \
+                now - fresh.get(plane, NEVER) > 4 * self.probe_interval:
+            up = [p for p in reverse if not self.plane_down(qp, p)]
+            best = max(up, key=lambda p: fresh.get(p, NEVER), default=plane)
             # best is None only when no plane is up and none was asked for
             if plane is None or plane not in up or \
-                    (best is not None and fresh.get(best, -1e18) > fresh.get(plane, -1e18)):
+                    (best is not None and fresh.get(best, NEVER) > fresh.get(plane, NEVER)):
                 plane = best
-        return qp.reverse.get(plane, 0) if plane is not None else 0
+        return reverse.get(plane, 0) if plane is not None else 0
 
     def peer_ports(self, qp: QueuePair, peer_down: int) -> None:
         """The peer's port status says which of its NIC ports are down: stop
         (or resume) sending on those planes."""
         if self.ignore_peer_ports:
             return
-        changed, qp.peer_down = peer_down ^ qp.peer_down, peer_down
+        changed = qp.paths.peer_ports(peer_down)
         for p in range(8):
             if changed >> p & 1:
                 if peer_down >> p & 1:
@@ -200,12 +200,11 @@ class PathState:
         """A probe's answer: an RTT sample; a path EV's good probe, or a
         new reverse EV."""
         _, probe_id = pkt.probe_reply()
-        sent = qp.probe_sent.pop(probe_id, None)
+        sent = qp.paths.answered(probe_id)
         if sent is None:
             return
-        ev, t, kind = sent
-        qp.rtt_sample(self.sim.now - t)
-        if kind == "path":
-            self._event(qp, ev, EvEvent.PROBE_OK)
+        qp.rtt_sample(self.sim.now - sent.sent_at)
+        if sent.kind is ProbeKind.PATH:
+            self._event(qp, sent.ev, EvEvent.PROBE_OK)
         else:
-            self._set_reverse(qp, ev_plane(ev), ev)
+            self._set_reverse(qp, ev_plane(sent.ev), sent.ev)

@@ -7,13 +7,15 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from mrc_wire.constants import RX_WINDOW
 from mrc_wire.psn import PSN_MASK, psn_add
 from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
+from nic_model.placement import Placement
+from nic_model.qp_paths import QpPaths
 
 # An in-flight copy's EV before the NIC says which it took (health mode:
 # its data plane picks the slot when it sends; Endpoint.sent_on).
@@ -67,8 +69,10 @@ class Pending:
 
 @dataclass
 class QueuePair:
-    """One side's state of a connection: the sender, and the host's part of
-    the receiver (placement; the PSNs are the NIC's: nic_model/rx_track.py)."""
+    """One side's state of a connection: the sender's, and two parts acted
+    on by others: `paths` (PathState's: reverse EVs, probes, the peer's
+    ports) and `rx`, the receiver's host half (placement; the PSNs are the
+    NIC's: nic_model/rx_track.py)."""
 
     qpn: int
     peer_qpn: int
@@ -88,38 +92,25 @@ class QueuePair:
     sack_cum: int = 0  # cum_psn of the last SACK bitmap processed, and that bitmap
     sack_bits: int = 0
     ack_at: float = -1.0  # last ACK or SACK received
-    tlp_at: float = -1.0  # when the last tail-loss probe was sent
-    reo_wnd: float = 0.0  # cross-path reorder window, doubled on each spurious retransmission
     by_ev: dict[int, deque[Inflight]] = field(default_factory=dict)  # EV -> deque of its copies in send order
     srtt: float | None = None
     min_rtt: float | None = None
     error: str | None = None  # set when the QP gives up: reported, never silent
-    peer_down: int = 0  # bitmap of the peer's planes whose NIC port is down
     ev_tx: Counter[int] = field(default_factory=Counter)  # EV -> data packets sent on it (activity traces)
-    # receiver half (the host's: placement)
-    # msg_id -> [bytes, {offset: payload} | None]
-    partial: dict[int, list[Any]] = field(default_factory=dict)
-    delivered_msgs: set[int] = field(default_factory=set)
-    # reverse EV set: the EV this side's control packets use, per plane
-    reverse: dict[int, int] = field(default_factory=dict)
-    reverse_fresh: dict[int, float] = field(default_factory=dict)  # plane -> time last confirmed
-    reverse_probed: dict[int, float] = field(default_factory=dict)  # plane -> time of its last reverse-set probe
-    reverse_probe_at: float = -1e18  # the last reverse-set probe (one per probe interval)
-    rx_bytes: int = 0
-    rx_active_at: float = -1.0  # last data received
     tx_active_at: float = -1.0  # last data sent
-    probe_sent: dict[int, tuple[int, float, str]] = field(default_factory=dict)  # probe id -> (EV, time, kind)
+    # loss recovery's (recovery.py LossRecovery writes them, and only it)
+    tlp_at: float = -1.0  # when the last tail-loss probe was sent
+    reo_wnd: float = 0.0  # cross-path reorder window (LossRecovery.start), doubled on each spurious retransmission
+    paths: QpPaths = field(default_factory=QpPaths)  # reverse EVs, probes, the peer's ports (paths.py acts on it)
+    rx: Placement = field(default_factory=lambda: Placement(keep=False))  # the receiver's host half
 
     def __post_init__(self) -> None:
         self.next_psn = self.snd_una = self.sack_cum = self.start_psn & PSN_MASK
 
-    def confirm_reverse(self, ev: int, now: float) -> None:
-        """`ev` becomes its plane's reverse EV, confirmed at `now` (the one
-        place the reverse set changes; the NIC's own register is the
-        endpoint's to write)."""
-        plane = ev & 7
-        self.reverse[plane] = ev
-        self.reverse_fresh[plane] = now
+    @property
+    def rx_bytes(self) -> int:
+        """Bytes placed (what the timelines read of every transport's QPs)."""
+        return self.rx.bytes
 
     def rtt_sample(self, rtt: float) -> None:
         """An RTT measured (an ACK of a first copy, a probe's reply)."""
@@ -130,6 +121,12 @@ class QueuePair:
         """Whether this copy is the PSN's latest, not acknowledged and not
         already queued for resending (copies go stale in sendq and by_ev)."""
         return not inf.lost and self.inflight.get(inf.seg.psn) is inf
+
+    def forget_done(self) -> None:
+        """Drop the copies at the head of `sendq` that are no longer outstanding."""
+        q = self.sendq
+        while q and not self.outstanding(q[0]):
+            q.popleft()
 
     def busy(self) -> bool:
         return self.error is None and bool(self.inflight or self.pending or self.retx_queue)

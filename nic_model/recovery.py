@@ -14,6 +14,7 @@ from collections.abc import Callable
 from mrc_wire.segment import Segment
 from nic_model.ev import EvEvent, EvState
 from nic_model.qp import Inflight, QueuePair
+from nic_model.qp_paths import ProbeKind
 from nic_model.stats import Stats
 from sim_core.sim import Sim
 
@@ -22,7 +23,7 @@ Lost = Callable[[QueuePair, Inflight, EvEvent | None], None]  # queue for resend
 Fail = Callable[[QueuePair, str], None]  # the QP gives up, with the reason
 Event = Callable[[QueuePair, int, EvEvent], None]  # apply an EV event (and push the slot rewrites)
 Pump = Callable[[QueuePair], None]  # send what the window allows
-Probe = Callable[[QueuePair, int, str], int]  # (QP, EV, kind) -> probe id
+Probe = Callable[[QueuePair, int, ProbeKind], int]  # (QP, EV, what for) -> probe id
 
 
 class LossRecovery:
@@ -42,6 +43,10 @@ class LossRecovery:
         self.sim, self.stats = sim, stats
         self.rto, self.rto_max, self.retry_limit, self.reorder_window = rto, rto_max, retry_limit, reorder_window
         self._send, self._lost, self._fail, self._event, self._pump, self._probe = send, lost, fail, event, pump, probe
+
+    def start(self, qp: QueuePair) -> None:
+        """A new QP: its reorder window starts at this endpoint's."""
+        qp.reo_wnd = self.reorder_window
 
     def tail_probe(self, qp: QueuePair, now: float) -> None:
         """Nothing the window lets out (nothing left to send, or the window
@@ -83,8 +88,7 @@ class LossRecovery:
                 return
             qp.cc.on_timeout(now, inf.seg.length)
             self._lost(qp, inf, EvEvent.LOSS)  # no trim, no later delivery: the path is suspect
-        while qp.sendq and not qp.outstanding(qp.sendq[0]):
-            qp.sendq.popleft()
+        qp.forget_done()
 
     def spurious(self, qp: QueuePair) -> None:
         """An earlier copy arrived after all: the resend was spurious, so
@@ -134,16 +138,16 @@ class LossRecovery:
         path and never on a broken one; no reply in time retires the EV."""
         if not qp.profile.enabled or qp.profile.state.get(ev) not in (EvState.GOOD, EvState.SKIP):
             return
-        if any(e == ev for e, _, _ in qp.probe_sent.values()):
+        if ev in qp.paths.awaiting():
             return
-        pid = self._probe(qp, ev, "suspect")
+        pid = self._probe(qp, ev, ProbeKind.SUSPECT)
         self.sim.at(2 * (qp.min_rtt or self.reorder_window), self._suspect_deadline, qp, pid)
 
     def _suspect_deadline(self, qp: QueuePair, pid: int) -> None:
-        sent = qp.probe_sent.pop(pid, None)
+        sent = qp.paths.answered(pid)
         if sent is not None and qp.error is None:
             self.stats.suspects_lost += 1
-            self._retire(qp, sent[0])  # late data and a silent probe: the path is broken
+            self._retire(qp, sent.ev)  # late data and a silent probe: the path is broken
             self._pump(qp)
 
     def _retire(self, qp: QueuePair, ev: int) -> None:

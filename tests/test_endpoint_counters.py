@@ -39,10 +39,10 @@ def test_an_ack_makes_the_ev_it_echoes_the_reverse_ev_of_its_plane():
     # it back (a survivor of the mutation run never updated the set).
     s = Solo()
     s.a.send_message(1, 4 * 1024)
-    assert s.qp.reverse == {0: s.home[0], 1: s.home[1]}  # one home EV per plane to start
+    assert s.qp.paths.reverse == {0: s.home[0], 1: s.home[1]}  # one home EV per plane to start
     s.ack(10, 2, s.home[2], cum=3)
     s.sim.run(until=11)
-    assert s.qp.reverse == {0: s.home[2], 1: s.home[1]} and s.qp.reverse_fresh == {0: 10, 1: 0.0}
+    assert s.qp.paths.reverse == {0: s.home[2], 1: s.home[1]} and s.qp.paths.fresh == {0: 10, 1: 0.0}
 
 
 def test_opcodes_mark_a_messages_only_first_middle_and_last_packets():

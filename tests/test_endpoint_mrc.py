@@ -152,12 +152,12 @@ def test_the_peer_learns_a_port_is_down_from_the_sack_bitmap():
     p.a.send_message(1, data(32 * 1024, seed=6))
     p.run(until=5000)
     assert len(p.got) == 1
-    assert p.qa.peer_down == 1
+    assert p.qa.paths.peer_down == 1
     assert all(p.pa.state[ev] is EvState.PLANE_DOWN for ev in p.pa.on_plane(0))
     p.b.port_up(0)
     p.a.send_message(1, data(4096, seed=7))
     p.run(until=10_000)
-    assert p.qa.peer_down == 0 and all(p.pa.state[ev] is EvState.GOOD for ev in p.pa.on_plane(0))
+    assert p.qa.paths.peer_down == 0 and all(p.pa.state[ev] is EvState.GOOD for ev in p.pa.on_plane(0))
 
 
 def test_the_floor_of_active_evs_is_kept():
@@ -177,7 +177,7 @@ def test_probe_replies_measure_rtt():
     p.pa.event(bad, EvEvent.LOSS)
     before = p.qa.srtt
     p.a._arm_timer()
-    p.sim.run(until=p.sim.now + 500, stop=lambda: bad in [e for e, _, _ in p.qa.probe_sent.values()])
+    p.sim.run(until=p.sim.now + 500, stop=lambda: bad in p.qa.paths.awaiting())
     p.qa.srtt = None
     p.sim.run(until=p.sim.now + 100, stop=lambda: p.qa.srtt is not None)
     assert before is not None and p.qa.srtt == 2 * p.fab.latency  # one probe, there and back

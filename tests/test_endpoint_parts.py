@@ -26,6 +26,7 @@ from nic_model.endpoint import Endpoint
 from nic_model.ev import EvEvent, EvProfile
 from nic_model.paths import PathState
 from nic_model.qp import Inflight, QueuePair
+from nic_model.qp_paths import Probe, ProbeKind, QpPaths
 from nic_model.recovery import LossRecovery
 from nic_model.stats import Stats
 from sim_core.sim import Sim
@@ -79,7 +80,7 @@ def test_a_copy_past_the_reorder_window_is_lost_and_its_ev_probed():
     old, young = _copy(qp, 0, qp.profile.home[0], 70.0), _copy(qp, 1, qp.profile.home[1], 80.0)
     qp.rack_time = 100.0
     rec.detect_losses(qp)
-    assert calls.log == [("lost", old, None), ("probe", qp.profile.home[0], "suspect")]
+    assert calls.log == [("lost", old, None), ("probe", qp.profile.home[0], ProbeKind.SUSPECT)]
     assert stats.retx_sack == 1 and list(qp.sendq) == [young]
 
 
@@ -94,7 +95,7 @@ def test_a_port_down_resends_that_planes_copies_and_tells_the_peer_on_the_other_
     calls, qp = Calls(), _qp()
     ev0, ev1 = qp.profile.home[0], qp.profile.home[1]
     assert (ev_plane(ev0), ev_plane(ev1)) == (0, 1)
-    qp.reverse = {0: ev0, 1: ev1}
+    qp.paths.begin([ev0, ev1], 0.0)
     on0 = _copy(qp, 0, ev0, 0.0)
     _copy(qp, 1, ev1, 0.0)
     paths = _paths(calls, {1: qp})
@@ -111,9 +112,9 @@ def test_a_port_down_resends_that_planes_copies_and_tells_the_peer_on_the_other_
 def test_the_port_bitmap_ablation_ignores_the_peers_ports():
     calls, qp = Calls(), _qp()
     _paths(calls, {1: qp}, ignore_peer_ports=True).peer_ports(qp, 0b10)
-    assert calls.log == [] and qp.peer_down == 0
+    assert calls.log == [] and qp.paths.peer_down == 0
     _paths(calls, {1: qp}).peer_ports(qp, 0b10)
-    assert qp.peer_down == 0b10 and calls.log[0] == ("push_slots",)
+    assert qp.paths.peer_down == 0b10 and calls.log[0] == ("push_slots",)
 
 
 def test_the_endpoint_is_composed_of_its_parts_not_mixed_from_them():
@@ -141,7 +142,7 @@ def test_a_message_is_cut_into_write_packets_across_the_psn_wrap():
 
 def test_a_port_status_is_sent_again_until_the_peer_answers():
     calls, qp = Calls(), _qp()
-    qp.reverse = {0: qp.profile.home[0], 1: qp.profile.home[1]}
+    qp.paths.begin(qp.profile.home[:2], 0.0)
     paths = _paths(calls, {1: qp})
     paths.port_down(1)
     requests = lambda: [c for c in calls.log if c[0] == "send_control" and c[2] == OP_EP_REQUEST]  # noqa: E731
@@ -157,11 +158,11 @@ def test_a_port_status_is_sent_again_until_the_peer_answers():
 
 def test_the_peers_port_status_retires_its_plane_and_is_answered():
     calls, qp = Calls(), _qp()
-    qp.reverse = {0: qp.profile.home[0], 1: qp.profile.home[1]}
+    qp.paths.begin(qp.profile.home[:2], 0.0)
     paths = _paths(calls, {1: qp})
     req = W.Mrc(W.build(bytes(16), bytes(16), 46, 0, 0, OP_EP_REQUEST, 1, 0, W.erth_ext(EP_PORT_STATUS, 0b10)))
     paths.on_endpoint_request(qp, req)
-    assert qp.peer_down == 0b10 and paths.plane_down(qp, 1) and not paths.plane_down(qp, 0)
+    assert qp.paths.peer_down == 0b10 and paths.plane_down(qp, 1) and not paths.plane_down(qp, 0)
     assert calls.log[-1] == ("send_control", qp.profile.home[0], OP_EP_RESPONSE, 0, W.eeth_ext(EP_PORT_STATUS))
 
 
@@ -170,9 +171,28 @@ def test_a_reverse_probe_answer_goes_to_set_reverse_a_path_probe_answer_is_an_ev
     rx_reverse register, where the NIC's SACKs take it); a path probe's answer is an EV event."""
     calls, qp = Calls(), _qp()
     ev = qp.profile.home[3]
-    qp.probe_sent = {5: (ev, 0.0, "reverse"), 6: (ev, 0.0, "path")}
+    qp.paths.sent(5, Probe(ev, 0.0, ProbeKind.REVERSE))
+    qp.paths.sent(6, Probe(ev, 0.0, ProbeKind.PATH))
     paths = _paths(calls, {1: qp})
     for pid in (5, 6):
         paths.on_probe_reply(qp, W.Mrc(W.build(bytes(16), bytes(16), 46, 0, 0, OP_SACK, 1, 0,
                                                W.probe_reply_ext(ev, pid, 0, 0))))
     assert calls.log == [("set_reverse", ev_plane(ev), ev), ("event", ev, EvEvent.PROBE_OK)]
+
+
+def test_placement_hands_a_message_over_once_in_order_and_a_late_copy_places_nothing():
+    from nic_model.placement import Placement
+    rx = Placement(keep=True)
+    assert rx.place(7, 4, 4, b"5678") and not rx.complete(7, 8)
+    assert rx.place(7, 0, 4, b"1234") and rx.complete(7, 8)
+    assert rx.take(7) == b"12345678" and rx.bytes == 8
+    assert not rx.place(7, 0, 4, b"1234") and rx.bytes == 8  # a duplicate of a delivered message
+
+
+def test_probes_given_up_on_the_tick_are_the_path_and_reverse_ones_past_their_timeout_not_suspects():
+    paths = QpPaths()
+    for pid, (t, kind) in enumerate([(0.0, ProbeKind.PATH), (0.0, ProbeKind.SUSPECT), (50.0, ProbeKind.REVERSE),
+                                     (10.0, ProbeKind.REVERSE)]):
+        paths.sent(pid, Probe(pid, t, kind))
+    assert [p.ev for p in paths.expire(100.0, 90.0)] == [0, 3]
+    assert paths.awaiting() == {1, 2} and paths.answered(2) == Probe(2, 50.0, ProbeKind.REVERSE)

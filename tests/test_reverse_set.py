@@ -74,7 +74,7 @@ def test_arriving_data_makes_its_ev_the_planes_reverse_ev_after_its_own_ack():
     s.data(30, 2, b[0])
     s.sim.run(until=40)
     assert s.acks() == [(10.0, s.home[1]), (20.0, b[1]), (30.0, s.home[0])]
-    assert s.qp.reverse == {0: b[0], 1: b[3]} and s.qp.reverse_fresh == {0: 30.0, 1: 20.0}
+    assert s.qp.paths.reverse == {0: b[0], 1: b[3]} and s.qp.paths.fresh == {0: 30.0, 1: 20.0}
 
 
 def test_without_ev_state_arriving_data_leaves_the_reverse_set_alone():
@@ -86,7 +86,7 @@ def test_without_ev_state_arriving_data_leaves_the_reverse_set_alone():
     s.data(20, 1, b[3])
     s.sim.run(until=40)
     assert s.acks() == [(10.0, s.home[1]), (20.0, s.home[1])]
-    assert s.qp.reverse == {0: s.home[0], 1: s.home[1]} and s.qp.reverse_fresh == {0: 0.0, 1: 0.0}
+    assert s.qp.paths.reverse == {0: s.home[0], 1: s.home[1]} and s.qp.paths.fresh == {0: 0.0, 1: 0.0}
 
 
 def test_a_pure_receiver_probes_one_stale_plane_per_interval():
@@ -113,7 +113,7 @@ def test_a_reply_confirms_its_plane_and_an_unanswered_plane_waits_its_turn():
     assert ev_plane(ev) == 2 and p2.dscp == CONTROL
     s.control(110, OP_SACK, 0, W.probe_reply_ext(ev, pid, 0, 0))
     s.sim.run(until=200)
-    assert s.qp.reverse[2] == ev and s.qp.reverse_fresh[2] == 110.0
+    assert s.qp.paths.reverse[2] == ev and s.qp.paths.fresh[2] == 110.0
     s.sim.run(until=350)
     assert s.probes() == [(100.0, 2), (200.0, 3), (300.0, 2)]
 
@@ -123,7 +123,7 @@ def test_the_starting_reverse_set_is_trusted_from_the_connection():
     ACK for A's data); data on plane 1 at 20 is ACKed on plane 1's reverse EV (home[1], confirmed 20 µs
     ago, well within 4 probe intervals), not moved to plane 0 as a plane never confirmed would be."""
     s = Receiver()
-    assert s.qp.reverse_fresh == {0: 0.0, 1: 0.0}
+    assert s.qp.paths.fresh == {0: 0.0, 1: 0.0}
     s.a.send_message(1, 1024)
     s.control(10, OP_SACK, 0, W.sack_ext(s.home[0], 1, 0, 0))
     s.data(20, 0, s.home[3])
