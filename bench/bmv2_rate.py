@@ -11,6 +11,7 @@ import dataclasses
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 import finsy as fy
 from scapy.layers.inet import UDP
@@ -18,6 +19,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
+from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane import topology
@@ -78,7 +80,7 @@ def _measure(sw: Bmv2Switch, frames: list[bytes], in_port: int = IN_PORT,
     return (got[0] / (got[1] - start) if got[0] else 0.0), int(got[0])
 
 
-def _program(name: str, setup, frames: list[bytes] | None = None, in_port: int = IN_PORT,
+def _program(name: str, setup: Callable[[Session], None], frames: list[bytes] | None = None, in_port: int = IN_PORT,
              out_ports: tuple[int, ...] = (OUT_PORT,)) -> tuple[float, int]:
     p4info, blob = toolchain.artifacts(name)
     with Bmv2Switch(f"bench-{name}", ports=sorted({in_port, *out_ports}), log=False) as sw:
@@ -109,16 +111,17 @@ def _nic_setup(s: Session) -> None:
 def _nic_cases() -> list[tuple[str, list[bytes], int, tuple[int, ...]]]:
     """(what, frames, in port, out ports) of the NIC program's streams."""
     from ptf_tests.lib import nic_fabric as NF
+    from ptf_tests.lib.fabric import TOPO
 
-    planes = tuple(NF.N.plane_port(p) for p in range(NF.TOPO.planes))
-    host = NF.N.HOST_PORT
+    planes = tuple(N.plane_port(p) for p in range(TOPO.planes))
+    host = N.HOST_PORT
     plain = [bytes(NF.host_data(psn=i, qpn=NF.PEER_QPN)) for i in range(64)]
     health = [bytes(NF.host_data(psn=i, qpn=NF.HEALTH_PEER_QPN)) for i in range(64)]
     # New PSNs in order, each with the ack-request bit: each becomes a SACK and a copy to the host.
     rx = [bytes(NF.from_fabric(NF.PEER, NF.ME, NF.PROFILE.home[0], psn=i)) for i in range(PACKETS)]
     return [("host data, plain rotation", plain, host, planes),
             ("host data, rotation with path health", health, host, planes),
-            ("fabric data through the receiver (SACK and host copy each)", rx, NF.N.plane_port(0), (host, *planes))]
+            ("fabric data through the receiver (SACK and host copy each)", rx, N.plane_port(0), (host, *planes))]
 
 
 def _unavailable(program: str) -> str | None:

@@ -51,10 +51,12 @@ FIT = [(2, 8, 8, 8, 1), (2, 8, 8, 32, 1), (2, 8, 32, 8, 1), (2, 32, 8, 8, 1), (2
 CHECK = (8, 32, 16, 16, 2)  # 512 NICs x 8 planes: larger than any shape fitted
 
 
-def measure(shape: tuple[int, ...], *flags: str) -> dict:
+def measure(shape: tuple[int, ...], *flags: str) -> dict[str, int]:
     out = subprocess.run([sys.executable, "-c", CHILD, *map(str, shape), *flags], capture_output=True, text=True,
                          check=True)
     m = json.loads(out.stdout)
+    if not isinstance(m, dict):
+        raise RuntimeError(f"the footprint child printed {out.stdout!r}, not a JSON object")
     planes, t0, t1, _, _ = shape
     m["cables"] = planes * (t0 * t1 + m["nics"])
     return m

@@ -16,7 +16,7 @@ from switch_model.pipeline import SwitchModel
 COUNT = 100_000
 
 
-def _run(program: str, model, seed: int) -> tuple[str, bool]:
+def _run(program: str, model: SwitchModel | NicModel, seed: int) -> tuple[str, bool]:
     frames = fuzz.frames(program, COUNT, seed=seed, on_wire=False)
     bad = 0
     out = 0

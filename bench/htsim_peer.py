@@ -23,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fabric_sim import scenario
 from fabric_sim.runner import timing
@@ -126,7 +127,7 @@ def command(binary: str, folder: Path, j: Job, plane: int, end_us: int) -> list[
             "-o", str(folder / f"log{plane}.dat")]
 
 
-def wait_child(proc: subprocess.Popen, timeout: float) -> tuple[int, resource.struct_rusage] | None:
+def wait_child(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, resource.struct_rusage] | None:
     """The child's exit code and its own rusage (wait4: not the bench's other
     children, whose peak RSS RUSAGE_CHILDREN would report), None past `timeout`."""
     deadline = time.monotonic() + timeout
@@ -143,7 +144,7 @@ def wait_child(proc: subprocess.Popen, timeout: float) -> tuple[int, resource.st
         time.sleep(0.02)
 
 
-def run_plane(binary: str, folder: Path, j: Job, plane: int, deadline: float) -> dict | None:
+def run_plane(binary: str, folder: Path, j: Job, plane: int, deadline: float) -> dict[str, float] | None:
     """One plane stopped as the project's run stops, at the first bin boundary
     after its last flow finished: htsim_uec runs to its -end, its timers
     ticking on after the last flow (to 2,000 µs that doubles its CPU seconds
@@ -160,7 +161,7 @@ def run_plane(binary: str, folder: Path, j: Job, plane: int, deadline: float) ->
     return run_once(binary, folder, j, plane, tight, deadline) if tight < j.end_us else one
 
 
-def run_once(binary: str, folder: Path, j: Job, plane: int, end_us: int, deadline: float) -> dict | None:
+def run_once(binary: str, folder: Path, j: Job, plane: int, end_us: int, deadline: float) -> dict[str, float] | None:
     """One run of one plane to `end_us`: its CPU seconds, peak RSS and the flows it finished."""
     out = folder / f"out{plane}.txt"
     if deadline <= time.monotonic():
@@ -183,7 +184,7 @@ def run_once(binary: str, folder: Path, j: Job, plane: int, end_us: int, deadlin
             "packets": new + rtx, "acks": acks, "nacks": nacks, "end_us": end_us}
 
 
-def run(j: Job, binary: str, timeout: float) -> dict | None:
+def run(j: Job, binary: str, timeout: float) -> dict[str, float] | None:
     """Every plane of `j` on htsim_uec, one after another: CPU seconds summed,
     peak RSS the largest run's, flows done of flows; None if they exceed `timeout` together."""
     wall, deadline = time.perf_counter(), time.monotonic() + timeout
@@ -204,7 +205,9 @@ def run(j: Job, binary: str, timeout: float) -> dict | None:
     return {**total, "wall_s": time.perf_counter() - wall, "flows": len(j.pairs) * j.planes, "runs": j.planes}
 
 
-def beside(binary: str, project: dict[int, dict], timeout: float) -> tuple[list[str], dict[int, dict]]:
+def beside(
+    binary: str, project: dict[int, dict[str, Any]], timeout: float
+) -> tuple[list[str], dict[int, dict[str, float]]]:
     """The bench's lines: htsim_uec on each size the project ran (up to
     BENCH_HTSIM_MAX_NICS, default 1024), its figures beside the project's CPU
     seconds (`project`: NICs -> fabric_sim.runner.timing's figures); and htsim's figures by size."""

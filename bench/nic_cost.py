@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from control_plane import nic_plan as N
 from nic_model.nic_pipeline import NicModel
 from ptf_tests.lib import nic_fabric as NF
 
@@ -36,11 +37,11 @@ def _cost(frames: list[tuple[int, bytes]], prepare: Callable[[NicModel], None] =
 
 
 def run() -> list[str]:
-    host = NF.N.HOST_PORT
+    host = N.HOST_PORT
     plain = [(host, bytes(NF.host_data(psn=i & 0xFFFFFF, qpn=NF.PEER_QPN))) for i in range(COUNT)]
     health = [(host, bytes(NF.host_data(psn=i & 0xFFFFFF, qpn=NF.HEALTH_PEER_QPN))) for i in range(COUNT)]
     ev = NF.PROFILE.home[0]
-    rx = [(NF.N.plane_port(ev & 7), bytes(NF.from_fabric(NF.PEER, NF.ME, ev, psn=i, ackreq=1)))
+    rx = [(N.plane_port(ev & 7), bytes(NF.from_fabric(NF.PEER, NF.ME, ev, psn=i, ackreq=1)))
           for i in range(COUNT)]
 
     def plane_down(m: NicModel) -> None:

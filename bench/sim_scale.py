@@ -42,7 +42,7 @@ PEER_TARGET = 2.0  # the target with htsim beside it, 1,024 NICs in at most 2x i
 INTERPRETED = [sys.executable]
 
 
-def _child(build: list[str], args: list[str], timeout: float) -> dict | None:
+def _child(build: list[str], args: list[str], timeout: float) -> dict[str, Any] | None:
     """fabric_sim.runner.timing in a child process of `build`, from a folder with no
     source in it (a -P build then imports only what it installed)."""
     with tempfile.TemporaryDirectory() as cwd:
@@ -53,16 +53,19 @@ def _child(build: list[str], args: list[str], timeout: float) -> dict | None:
             return None
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed: {proc.stderr[-800:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not isinstance(figures, dict):
+        raise RuntimeError(f"{' '.join(args)} printed {figures!r}, not a JSON object")
+    return figures
 
 
-def _same(a: dict | None, b: dict | None) -> str:
+def _same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
     if a is None or b is None:
         return ""
     return "same" if (a["digest"], a["hops"]) == (b["digest"], b["hops"]) else "**DIFFERENT**"
 
 
-def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict], dict[int, dict]]:
+def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
     """The table's lines, this build's figures by NICs, htsim's by NICs."""
     limit = int(os.environ.get("BENCH_MAX_NICS", "8192"))
     interp_limit = int(os.environ.get("BENCH_INTERPRETED_MAX_NICS", "1024"))
@@ -73,7 +76,7 @@ def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict], dic
         "| interpreted CPU s | speed-up | outcome |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    figures = {}
+    figures: dict[int, dict[str, Any]] = {}
     for nics in (n for n in timing.SIZES if n <= limit):
         print(f"  scale: {nics} NICs ...", flush=True)
         f = _child(build, ["--nics", str(nics)], timeout)
@@ -102,7 +105,7 @@ def scale_table(fast: list[str] | None) -> tuple[list[str], dict[int, dict], dic
     return lines + peer_lines, figures, peers
 
 
-def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
+def verdict_1024(f: dict[str, Any], peer: dict[str, float] | None, why: str, compiled: bool) -> str:
     """The 1,024-NIC figure against its target: at most PEER_TARGET x htsim beside it, else TARGET_1024_S."""
     head = f"\n1,024 NICs: **{f['cpu_s']:.1f} CPU-s** ({'compiled' if compiled else 'interpreted'}), "
     if peer is None or peer["cpu_s"] <= 0:
@@ -115,7 +118,7 @@ def verdict_1024(f: dict, peer: dict | None, why: str, compiled: bool) -> str:
                    f"{verdict} the target of at most {PEER_TARGET:g}x")
 
 
-def beside_baseline(figures: dict[str, dict | None]) -> list[str]:
+def beside_baseline(figures: dict[str, dict[str, Any] | None]) -> list[str]:
     """The same runs in the build BENCH_BASELINE names, and this build's CPU
     seconds over its (an outcome may differ where behaviour changed)."""
     cmd = os.environ.get("BENCH_BASELINE")
@@ -146,7 +149,7 @@ def _part(path: str) -> str:
     return "other (Python's library, the run's set-up)"
 
 
-def by_part(stats: dict) -> dict[str, float]:
+def by_part(stats: dict[Any, Any]) -> dict[str, float]:
     """Own time (s) per part (PARTS), a builtin's (dict.get, len, heappush)
     charged to the part that called it, from cProfile's per-caller times."""
     out: dict[str, float] = {}
@@ -160,7 +163,7 @@ def by_part(stats: dict) -> dict[str, float]:
     return out
 
 
-def models_bound(share: float, f: dict | None, peer: dict | None) -> str:
+def models_bound(share: float, f: dict[str, Any] | None, peer: dict[str, float] | None) -> str:
     """What the reference models' share alone costs at 1,024 NICs, against htsim."""
     if f is None:
         return ""

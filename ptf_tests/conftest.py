@@ -126,27 +126,37 @@ def bmv2_t0() -> Iterator[SwitchBmv2Target]:
     target.close()
 
 
+def _remote(request: pytest.FixtureRequest) -> RemoteDevice:
+    """The running device --p4rt-addr named (the remote fixtures' one source)."""
+    remote = request.config.stash[REMOTE_KEY]
+    if remote is None:
+        raise pytest.UsageError(f"{request.fixturename} needs a running device: pass --p4rt-addr (docs/ptf.md)")
+    return remote
+
+
 @pytest.fixture(scope="session")
 def remote_switch(request: pytest.FixtureRequest) -> Iterator[SwitchRemoteTarget]:
-    target = SwitchRemoteTarget(request.config.stash[REMOTE_KEY], T0, T0_PORTS)
+    target = SwitchRemoteTarget(_remote(request), T0, T0_PORTS)
     yield target
     target.close()  # the tables as found
 
 
 @pytest.fixture(scope="session")
 def remote_nic(request: pytest.FixtureRequest) -> Iterator[NicRemoteTarget]:
-    target = NicRemoteTarget(request.config.stash[REMOTE_KEY], nic_fabric.NIC, nic_fabric.PORTS)
+    target = NicRemoteTarget(_remote(request), nic_fabric.NIC, nic_fabric.PORTS)
     yield target
     target.close()
 
 
 @pytest.fixture
-def target(request: pytest.FixtureRequest):
+def target(
+    request: pytest.FixtureRequest,
+) -> Iterator[SwitchModelTarget | SwitchBmv2Target | SwitchRemoteTarget]:
     if request.param == "model":
         yield SwitchModelTarget(T0, T0_PORTS)
         return
     fixture = "remote_switch" if request.param == "remote" else "bmv2_t0"
-    t: SwitchBmv2Target = request.getfixturevalue(fixture)
+    t: SwitchBmv2Target | SwitchRemoteTarget = request.getfixturevalue(fixture)
     t.reset()
     yield t
     t.reset()
@@ -163,13 +173,13 @@ def bmv2_nic() -> Iterator[NicBmv2Target]:
 
 
 @pytest.fixture
-def nic_target(request: pytest.FixtureRequest):
+def nic_target(request: pytest.FixtureRequest) -> Iterator[NicModelTarget | NicBmv2Target | NicRemoteTarget]:
     """NIC 0 of the demo fabric with QP 1 to NIC 3, fresh rotation."""
     if request.param == "model":
         yield NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
         return
     fixture = "remote_nic" if request.param == "remote" else "bmv2_nic"
-    t: NicBmv2Target = request.getfixturevalue(fixture)
+    t: NicBmv2Target | NicRemoteTarget = request.getfixturevalue(fixture)
     t.reset()
     yield t
     t.reset()

@@ -13,6 +13,7 @@ import dataclasses
 import random
 from collections.abc import Callable, Sequence
 
+from control_plane import nic_plan as N
 from nic_model.nic_pipeline import NicModel
 from nic_model.nic_pipeline import Output as NicOutput
 from ptf_tests.lib import fuzz, nic_fabric
@@ -157,12 +158,12 @@ def _fabric_like(program: str, rng: random.Random) -> tuple[int, bytes]:
         raw = raw[:18] + (8).to_bytes(2, "big") + raw[20:58] + (8).to_bytes(2, "big") + raw[60:]
         return port, _grown(raw, rng.randint(0, 5000), (14,), 54)
     if rng.random() < 0.5:
-        return nic_fabric.N.HOST_PORT, _grown(bytes(nic_fabric.host_data(payload=b"")), rng.randint(0, 5000), (14,), 54)
+        return N.HOST_PORT, _grown(bytes(nic_fabric.host_data(payload=b"")), rng.randint(0, 5000), (14,), 54)
     ev = nic_fabric.PROFILE.home[rng.randrange(len(nic_fabric.PROFILE.home))]
     outer = rng.choice([None, NF_D["trimmed"], NF_D["trimmed_lasthop"]])
     raw = bytes(nic_fabric.from_fabric(nic_fabric.PEER, nic_fabric.ME, ev, outer_dscp=outer,
                                        outer_ecn=rng.choice([0, 3]), payload=b""))
-    return nic_fabric.N.plane_port(ev & 7), _grown(raw, rng.randint(0, 5000), (14, 54), 94)
+    return N.plane_port(ev & 7), _grown(raw, rng.randint(0, 5000), (14, 54), 94)
 
 
 def compare_elided(program: str, count: int, seed: int) -> int:

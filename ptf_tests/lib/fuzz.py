@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+from control_plane import nic_plan as N
 from ptf_tests.lib import nic_fabric as NF
 from ptf_tests.lib.fabric import T0_PORTS, carrier, frame, sid_dl, sid_t0, sid_t1
 
@@ -24,12 +25,12 @@ def _switch_valid(rng: random.Random) -> tuple[int, bytes]:
 
 def _nic_valid(rng: random.Random) -> tuple[int, bytes]:
     if rng.random() < 0.5:
-        return NF.N.HOST_PORT, bytes(
+        return N.HOST_PORT, bytes(
             NF.host_data(psn=rng.randrange(1 << 24), payload=rng.randbytes(rng.randint(0, 600)))
         )
     ev = NF.PROFILE.home[rng.randrange(len(NF.PROFILE.home))]
     f = NF.from_fabric(NF.PEER, NF.ME, ev, outer_ecn=rng.choice([0, 3]), payload=rng.randbytes(rng.randint(0, 600)))
-    return NF.N.plane_port(ev & 7), bytes(f)
+    return N.plane_port(ev & 7), bytes(f)
 
 
 def _with_extension_header(raw: bytes, rng: random.Random) -> bytes:

@@ -28,7 +28,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.packet import Packet, bind_layers
 
-from mrc_wire.constants import (  # noqa: F401 (the one source; re-exported for tests)
+from mrc_wire.constants import (
     DATA_OPCODES,
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
@@ -47,6 +47,14 @@ from mrc_wire.constants import (  # noqa: F401 (the one source; re-exported for 
     ROCE_PORT,
     SACK_BITS,
 )
+
+# The layers, and mrc_wire's constants re-exported (the one source) for the suites.
+__all__ = [
+    "AETH", "BTH", "CCState", "DATA_OPCODES", "EETH", "ERTH", "EXTENSIONS", "ICRC", "METH", "NACK_TRIMMED",
+    "NACK_TRIMMED_LASTHOP", "NETH", "OP_ACK", "OP_EP_REQUEST", "OP_EP_RESPONSE", "OP_NACK", "OP_PROBE", "OP_SACK",
+    "OP_WRITE_FIRST", "OP_WRITE_LAST", "OP_WRITE_LAST_IMM", "OP_WRITE_MIDDLE", "OP_WRITE_ONLY", "OP_WRITE_ONLY_IMM",
+    "PETH", "RETH", "ROCE_PORT", "SACK_BITS", "SETH", "TSETH", "ImmDt", "Mrc", "data_headers", "parse",
+]
 
 ICRC = bytes(4)
 
@@ -235,15 +243,18 @@ class Mrc:
     @property
     def ev(self) -> int:
         """The EV of this packet: UDP source port and low flow label."""
-        return (self.sport << 16) | (self.ip.fl & 0xFFFF)
+        fl: int = self.ip.fl
+        return (self.sport << 16) | (fl & 0xFFFF)
 
     @property
     def dscp(self) -> int:
-        return self.ip.tc >> 2
+        tc: int = self.ip.tc
+        return tc >> 2
 
     @property
     def ecn(self) -> int:
-        return self.ip.tc & 3
+        tc: int = self.ip.tc
+        return tc & 3
 
 
 def parse(raw: bytes) -> Mrc | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
+from scapy.packet import Packet
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
@@ -46,7 +47,7 @@ def host_data(
     return Ether(src=HOST_MAC, dst=NIC_MAC) / _inner(addr(ME), addr(dst), qpn, psn, payload, fl, D["data_trimmable"], 2)
 
 
-def host_control(opcode: int, ext, path_ev: int, dst: int = PEER) -> Ether:
+def host_control(opcode: int, ext: Packet, path_ev: int, dst: int = PEER) -> Ether:
     """An ACK/SACK/NACK/probe as the host hands it over, on the path
     `path_ev` written in its inner UDP source port and flow label."""
     inner = (IPv6(src=addr(ME), dst=addr(dst), tc=D["control"] << 2, fl=path_ev & 0xFFFF, hlim=64)
