@@ -408,26 +408,7 @@ class Endpoint(W.PacketHost):
         inflight = qp.inflight
         before = len(inflight)
         inflight.pop(ack_psn, None)
-        while psn_diff(cum, qp.snd_una) > 0:  # cumulative: everything before cum
-            inf = inflight.pop(qp.snd_una, None)
-            if inf is not None and inf.retx == 0:
-                rack = max(rack, inf.sent_at)
-            qp.snd_una = psn_add(qp.snd_una, 1)
-        # Only SACK bits not seen in an earlier SACK (shifted to this cum):
-        # those PSNs were already taken out. An older SACK (lower cum) adds nothing.
-        shift = psn_diff(cum, qp.sack_cum)
-        if shift < 0:
-            b = 0
-        else:
-            b = bitmap & ~(qp.sack_bits >> shift if shift < 64 else 0)
-            qp.sack_cum, qp.sack_bits = cum, bitmap
-        while b:
-            low = b & -b
-            inf = inflight.pop(psn_add(cum, low.bit_length()), None)
-            if inf is not None and inf.retx == 0:
-                rack = max(rack, inf.sent_at)
-            b ^= low
-        qp.rack_time = rack
+        qp.rack_time = qp.acked(cum, bitmap, rack)
         if hit is not None:
             # After the cumulative PSN and the bitmap, not before: a copy on the
             # same EV that they cover arrived (its own ACK late, or coalesced

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from mrc_wire.constants import RX_WINDOW
-from mrc_wire.psn import PSN_MASK, psn_add
+from mrc_wire.psn import PSN_MASK, psn_add, psn_diff
 from mrc_wire.segment import Cut, Segment
 from nic_model.cc import Aimd, CongestionControl
 from nic_model.ev import EvProfile
@@ -121,6 +121,34 @@ class QueuePair:
         """Whether this copy is the PSN's latest, not acknowledged and not
         already queued for resending (copies go stale in sendq and by_ev)."""
         return not inf.lost and self.inflight.get(inf.seg.psn) is inf
+
+    def acked(self, cum: int, bitmap: int, rack: float) -> float:
+        """Take out what a SACK covers: every PSN before `cum`, and the bits
+        of `bitmap` (PSN cum + 1 + i) not seen in an earlier SACK. The
+        latest send time of a first copy among them, or `rack` (RACK's
+        clock)."""
+        inflight = self.inflight
+        una = self.snd_una
+        while psn_diff(cum, una) > 0:  # cumulative: everything before cum
+            inf = inflight.pop(una, None)
+            if inf is not None and inf.retx == 0 and inf.sent_at > rack:
+                rack = inf.sent_at
+            una = psn_add(una, 1)
+        self.snd_una = una
+        # Only SACK bits not seen in an earlier SACK (shifted to this cum):
+        # those PSNs were already taken out. An older SACK (lower cum) adds nothing.
+        shift = psn_diff(cum, self.sack_cum)
+        if shift < 0:
+            return rack
+        b = bitmap & ~(self.sack_bits >> shift if shift < 64 else 0)
+        self.sack_cum, self.sack_bits = cum, bitmap
+        while b:
+            low = b & -b
+            inf = inflight.pop(psn_add(cum, low.bit_length()), None)
+            if inf is not None and inf.retx == 0 and inf.sent_at > rack:
+                rack = inf.sent_at
+            b ^= low
+        return rack
 
     def forget_done(self) -> None:
         """Drop the copies at the head of `sendq` that are no longer outstanding."""
