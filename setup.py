@@ -41,6 +41,8 @@ COMPILED = [
     "nic_model/nscc.py",
     "nic_model/ev.py",
     "nic_model/qp.py",
+    "nic_model/qp_paths.py",
+    "nic_model/placement.py",
     "nic_model/endpoint.py",
     "nic_model/recovery.py",
     "nic_model/paths.py",

@@ -35,9 +35,14 @@ HEADER_BYTES = 64  # htsim_uec's UEC header (UecSrc::_hdr_size): its -mtu is pay
 # One line per flow that completed: "Flow Uec_3_7 flowId 1000000001 uecSrc 3 finished at 176.2 total ..."
 FINISHED = re.compile(r"^Flow \S+ flowId \d+ .*? finished at ([0-9.eE+-]+)", re.M)
 SUMMARY = re.compile(r"^New: (\d+) Rtx: (\d+) .*?ACKs: (\d+) NACKs: (\d+)", re.M)
-NOTE = ("htsim_uec differs: NSCC is its own (UEC spec defaults), ECN marking and trimming thresholds are "
-        "its own, each plane's flows have their own congestion state where an MRC QP spans the planes, "
-        "and its peak RSS is one plane's")
+# What the command matches to the scenario (command()), and what it cannot.
+MATCHED = ("same NICs, pairs, T0s, spines, link rate and delay, 4 KiB payloads; ECN marked from the switches' "
+           "ecn_threshold (-ecn, low = high: the P4 switch's step), trimmed past their trim_threshold (-q: htsim "
+           "trims what arrives at a full queue) to their trim_bytes (-trimsize), an ACK every ack_bytes "
+           "(-sack_threshold) and REPS spraying (-load_balancing_algo reps: an MRC QP sprays too)")
+NOTE = ("htsim_uec differs: NSCC is its own (UEC spec defaults), REPS is not MRC's EV rotation, each plane's flows "
+        "have their own congestion state where an MRC QP spans the planes, it drops nothing past a trim where the "
+        "project's data queue tail-drops past data_queue, and its peak RSS is one plane's")
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,9 @@ class Job:
     fabric_gbps: float
     prop_us: float
     mtu: int
-    queue_packets: int
+    ecn_packets: int  # the switches' congestion settings (topology.congestion)
+    trim_packets: int
+    trim_bytes: int
     ack_bytes: int
     end_us: int  # the project's horizon (duration_us)
     bin_us: int  # its run stops at the first multiple of this after its last message (fabric_sim/runner/run.py)
@@ -70,7 +77,8 @@ def job(nics: int) -> Job:
     return Job(nics=topo.nics, pairs=tuple((m.src, m.dst) for m in msgs), message_bytes=sc.workload.message_bytes,
                planes=topo.planes, t0s=topo.t0_per_plane, hosts_per_t0=topo.hosts_per_t0,
                spines=topo.t1_per_plane, nic_gbps=sc.links.nic_gbps, fabric_gbps=sc.links.fabric_gbps,
-               prop_us=sc.links.prop_us, mtu=sc.endpoint.mtu, queue_packets=sc.links.data_queue,
+               prop_us=sc.links.prop_us, mtu=sc.endpoint.mtu, ecn_packets=topo.congestion.ecn_threshold,
+               trim_packets=topo.congestion.trim_threshold, trim_bytes=topo.congestion.trim_bytes,
                ack_bytes=sc.endpoint.ack_bytes or sc.endpoint.mtu,  # 0 is an ACK per data packet
                end_us=math.ceil(sc.duration_us), bin_us=math.ceil(sc.duration_us / sc.bins), seed=sc.seed)
 
@@ -120,11 +128,13 @@ def topology(j: Job) -> str:
 
 def command(binary: str, folder: Path, j: Job, plane: int, end_us: int) -> list[str]:
     """htsim_uec's arguments for one plane up to `end_us` (each plane its own
-    seed, as each of the project's planes hashes differently)."""
+    seed, as each of the project's planes hashes differently), matched to
+    the scenario as MATCHED says."""
     return [binary, "-tm", str(folder / "perm.cm"), "-topo", str(folder / "plane.topo"),
-            "-linkspeed", f"{j.nic_gbps * 1000:g}", "-mtu", str(j.mtu + HEADER_BYTES), "-q", str(j.queue_packets),
-            "-sack_threshold", str(j.ack_bytes), "-end", str(end_us), "-seed", str(j.seed + plane),
-            "-o", str(folder / f"log{plane}.dat")]
+            "-linkspeed", f"{j.nic_gbps * 1000:g}", "-mtu", str(j.mtu + HEADER_BYTES), "-q", str(j.trim_packets),
+            "-ecn", str(j.ecn_packets), str(j.ecn_packets), "-trimsize", str(j.trim_bytes),
+            "-load_balancing_algo", "reps", "-sack_threshold", str(j.ack_bytes), "-end", str(end_us),
+            "-seed", str(j.seed + plane), "-o", str(folder / f"log{plane}.dat")]
 
 
 def wait_child(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, resource.struct_rusage] | None:
@@ -214,8 +224,7 @@ def beside(
     limit = int(os.environ.get("BENCH_HTSIM_MAX_NICS", "1024"))
     lines = [f"\nhtsim_uec ({binary}) on the same seeded permutations: each plane its own run at "
              "100 Gb/s carrying 1/8 of every message (htsim_uec runs one plane only), CPU seconds summed; "
-             f"same NICs, pairs, T0s, spines, link rate and delay, 4 KiB payloads, queue size and ACK spacing. "
-             f"{NOTE}.", "",
+             f"{MATCHED}. {NOTE}.", "",
              "| NICs | htsim CPU s | htsim wall s | htsim peak RSS MiB | flows done | last flow done µs "
              "| project CPU s / htsim CPU s |", "|---|---|---|---|---|---|---|"]
     peers = {}

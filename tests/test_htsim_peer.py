@@ -48,11 +48,15 @@ def test_a_shape_htsims_fat_tree_cannot_take_is_refused_before_any_run():
         htsim_peer.topology(dataclasses.replace(TINY, spines=8))
 
 
-def test_the_command_matches_payload_queue_ack_spacing_and_horizon(tmp_path):
-    """htsim ACKs every -sack_threshold bytes: the project's own spacing (endpoint.ack_bytes, 16 KiB)."""
+def test_the_command_matches_payload_ecn_trimming_spraying_ack_spacing_and_horizon(tmp_path):
+    """The scenario's switches mark ECN from 8 queued packets and trim past 128 to 256 bytes (the
+    topology's congestion defaults); htsim marks between -ecn's two thresholds (equal: a step), trims what
+    arrives at a full -q queue to -trimsize bytes, and ACKs every -sack_threshold bytes (endpoint.ack_bytes,
+    16 KiB); REPS sprays each connection, as MRC sprays a QP."""
     assert htsim_peer.command("/x/htsim_uec", tmp_path, htsim_peer.job(64), 3, 100) == [
         "/x/htsim_uec", "-tm", str(tmp_path / "perm.cm"), "-topo", str(tmp_path / "plane.topo"),
-        "-linkspeed", "100000", "-mtu", "4160", "-q", "256", "-sack_threshold", "16384", "-end", "100",
+        "-linkspeed", "100000", "-mtu", "4160", "-q", "128", "-ecn", "8", "8", "-trimsize", "256",
+        "-load_balancing_algo", "reps", "-sack_threshold", "16384", "-end", "100",
         "-seed", "4", "-o", str(tmp_path / "log3.dat")]
 
 
