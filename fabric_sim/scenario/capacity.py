@@ -7,7 +7,7 @@ raised as one ConfigError, before anything runs."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Any
 
 from control_plane import topology as T
 from control_plane.config import ConfigError, validate
@@ -15,13 +15,10 @@ from fabric_sim.scenario import events as scenario_events
 from fabric_sim.scenario.kinds import facts
 from mrc_wire.constants import NIC_MAX_QPS, NIC_MAX_SLOTS
 
-if TYPE_CHECKING:  # the format (the package) imports this module: its types for the checker only
-    from fabric_sim.scenario import Flow, FlowEntry, Transport, Workload
-
 FAN_IN = 8  # incast senders when the file names none (fewer on a smaller fabric)
 
 
-def workload(w: Workload, topo: T.Topology, flow_cls: type[Flow], entry_cls: type[FlowEntry]) -> Workload:
+def workload(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> Any:
     """The workload with its fabric-dependent defaults filled in (fan_in,
     flows by NIC index), or ConfigError (paths relative to `workload`).
     `flow_cls`, `entry_cls`: the scenario's Flow and FlowEntry (the format
@@ -37,7 +34,7 @@ def workload(w: Workload, topo: T.Topology, flow_cls: type[Flow], entry_cls: typ
         errors.append(("fan_in", f"{fan_in} is outside 1..{n - 1} (the other hosts)"))
     if not w.target < n:
         errors.append(("target", f"{w.target} is outside 0..{n - 1}"))
-    flows: tuple[Flow, ...] = ()
+    flows: tuple[Any, ...] = ()
     if w.pattern == "flows":
         try:
             flows = _flows(w, topo, flow_cls, entry_cls)
@@ -50,13 +47,13 @@ def workload(w: Workload, topo: T.Topology, flow_cls: type[Flow], entry_cls: typ
     return w.model_copy(update={"fan_in": fan_in, "flows": flows})
 
 
-def _flows(w: Workload, topo: T.Topology, flow_cls: type[Flow], entry_cls: type[FlowEntry]) -> tuple[Flow, ...]:
+def _flows(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> tuple[Any, ...]:
     if not w.flows:
         raise ConfigError("", "pattern flows needs a non-empty list of {src, dst}")
     out, seen, errors = [], set(), []
     for i, raw in enumerate(w.flows):
         try:
-            f = validate(entry_cls, raw)
+            f: Any = validate(entry_cls, raw)  # a FlowEntry (this module does not import the format)
             src, dst = (topo.device(scenario_events.device(topo, getattr(f, k), k, ("nic",))).index
                         for k in ("src", "dst"))
             if src == dst or (src, dst) in seen:
@@ -75,7 +72,7 @@ def _flows(w: Workload, topo: T.Topology, flow_cls: type[Flow], entry_cls: type[
     return tuple(out)
 
 
-def transports(ts: tuple[Transport, ...], topo: T.Topology, w: Workload) -> None:
+def transports(ts: tuple[Any, ...], topo: T.Topology, w: Any) -> None:
     """ConfigError (paths from the file's top) if a transport cannot run
     this workload on its fabric."""
     errors: list[tuple[str, str]] = []
@@ -105,7 +102,7 @@ def transports(ts: tuple[Transport, ...], topo: T.Topology, w: Workload) -> None
         raise ConfigError.of(errors)
 
 
-def qps_per_nic(w: Workload, qps_per_pair: int, nics: int) -> int:
+def qps_per_nic(w: Any, qps_per_pair: int, nics: int) -> int:
     """The most QPs any NIC holds for this workload (both ends of a pair
     hold one QP per pair's QP)."""
     n = w.hosts or nics
@@ -118,13 +115,13 @@ def qps_per_nic(w: Workload, qps_per_pair: int, nics: int) -> int:
     elif w.pattern == "all_to_all":
         most = 2 * (n - 1)
     elif w.pattern == "incast":
-        most = max(w.fan_in or 1, 1)  # fan_in is filled in by workload() before this runs
+        most = max(w.fan_in, 1)
     else:  # permutation, ring: each host sends to one and receives from one
         most = 2
     return most * qps_per_pair
 
 
-def _fits_the_nic(t: Transport, w: Workload, topo: T.Topology) -> list[tuple[str, str]]:
+def _fits_the_nic(t: Any, w: Any, topo: T.Topology) -> list[tuple[str, str]]:
     qpp = t.qps_per_pair or w.qps_per_pair
     field = "qps_per_pair" if t.qps_per_pair else "workload.qps_per_pair"
     qps = qps_per_nic(w, qpp, topo.nics)
