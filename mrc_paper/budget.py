@@ -2,7 +2,7 @@
 seconds per GiB a run's workload offers, by pattern and transport,
 measured with the compiled build on the 2-core machine the gallery is
 developed on (64 NICs, the largest size each pattern runs at the paper's
-scale). A run's cost grows a little faster than its bytes (larger
+scale; RATE_S_PER_GIB says which runs). A run's cost grows a little faster than its bytes (larger
 windows reorder more, and the receiver acknowledges more often), so the
 rates are those of the largest runs and overestimate smaller ones; the
 estimate is for planning (within a factor of two), not a measurement."""
@@ -13,15 +13,17 @@ from fabric_sim.runner.footprint import offered_bytes
 from fabric_sim.runner.parallel import Task
 
 GIB = 1 << 30
-# (pattern, transport kind, more than one QP per pair) -> CPU seconds per GiB offered
+# (pattern, transport kind, more than one QP per pair) -> CPU seconds per GiB offered: the largest run of
+# `make paper SCALE=paper` on 2026-11-26 (64 ranks; the ring's and the all-to-all's 64 MiB, sendrecv's 64 MiB
+# on an idle core), other work sharing the cores at times, so on the high side.
 RATE_S_PER_GIB = {
-    ("ring_allreduce", "mrc", False): 18.6,  # 64-rank ring, 64 MiB: 147 CPU-s
-    ("ring_allreduce", "roce", False): 14.0,  # 16 MiB: 13.7 CPU-s (scaled as MRC's grows)
-    ("ring_allreduce", "roce", True): 27.0,  # 16 QPs, 16 MiB: 27 CPU-s
-    ("all_to_all", "mrc", False): 30.0,  # 64 ranks, 16 MiB: 29 CPU-s
-    ("all_to_all", "roce", False): 17.0,  # 16.6 CPU-s
-    ("all_to_all", "roce", True): 64.0,  # 16 QPs: 63 CPU-s
-    ("sendrecv", "mrc", False): 28.0,  # Cluster B at 64 NICs, 64 MiB: 115 CPU-s
+    ("ring_allreduce", "mrc", False): 18.0,  # 141 CPU-s for 7.9 GiB
+    ("ring_allreduce", "roce", False): 7.5,  # 58
+    ("ring_allreduce", "roce", True): 11.6,  # 16 QPs a pair: 91
+    ("all_to_all", "mrc", False): 46.0,  # 181 CPU-s for 3.9 GiB (4,032 QPs)
+    ("all_to_all", "roce", False): 21.0,  # 83
+    ("all_to_all", "roce", True): 137.0,  # 16 QPs a pair (64,512 QPs): 538
+    ("sendrecv", "mrc", False): 29.0,  # Cluster B at 64 NICs: 115 CPU-s for 4 GiB
 }
 OTHER_S_PER_GIB = 25.0  # patterns and transports not measured above
 STARTUP_S = 1.0  # building the fabric, its tables and the workload

@@ -8,6 +8,7 @@ DCQCN, 1 and 8 QPs)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from fabric_sim.runner.run import RunResult
@@ -283,9 +284,26 @@ def _order(f: Finding, runs: Runs, t: Table, size: int, where: str) -> None:
            "one QP on one path loses to RoCE's 16 QPs" if r16 >= m else
            f"16 QPs do not help RoCE: DCQCN, marked from 3 queued packets, cuts them ({seen['roce-16qp']}; 1 QP: "
            f"{seen['roce-1qp']})")
+    k = _hash_load(_run(runs, "roce-1qp", size, 0))
+    line = M.line_goodput(_run(runs, "roce-1qp", size, 0), bidirectional=False)
     f.hold("fig16.roce_half", f"{r1 / m:.2f} ({where}, {_mib(size)})", HALF[0] <= r1 / m <= HALF[1],
-           "RoCE 1 QP's ECMP collisions cost it less than half" if r1 / m > HALF[1] else "RoCE 1 QP loses more")
+           "RoCE 1 QP's ECMP collisions cost it less than half" if r1 / m > HALF[1] else
+           f"RoCE 1 QP loses more than half: ECMP hashes up to {k} of the ring's flows onto one spine link, so "
+           f"its slowest hop gets at most {line / k:.0f} Gb/s and every step of the ring waits on it; DCQCN and "
+           f"PFC take it lower ({seen['roce-1qp']})")
     f.numbers.update(mrc=m, roce16=r16, roce1=r1)
+
+
+def _hash_load(r: RunResult) -> int:
+    """The most of a 1-QP run's flows ECMP's hash puts on one link across
+    the spines (a rack's uplink to a spine, or a spine's downlink into a rack)."""
+    topo = r.transport.topology or r.scenario.topology
+    links: Counter[tuple[str, int, int]] = Counter()
+    for src, dst in {(m.src, m.dst) for m in r.messages}:
+        spine = ev_spine(qps.hashed(topo, src, dst, 0).home[0])
+        links["up", src // topo.hosts_per_t0, spine] += 1
+        links["down", spine, dst // topo.hosts_per_t0] += 1
+    return max(links.values(), default=0)
 
 
 def _run(runs: Runs, name: str, size: int, loss: float) -> RunResult:

@@ -117,3 +117,19 @@ def test_fig21_roce_with_pfc_alone_8_qps_starves_the_victim_and_1_qp_escapes_on_
     assert h.tested and h.ok == (p1["victim"] <= R.DIRE)
     if not h.ok:  # the victim's one QP hashed onto a spine whose downlink the incast never paused
         assert p1["unpaused_into_target"] and all(s in h.cause for s in p1["unpaused_into_target"])
+
+
+def test_the_hash_load_is_the_most_flows_on_one_spine_link():
+    """One flow loads one link once; 16 flows from one rack of 16 into another, over 8 spines, put at least
+    two on some uplink (pigeonhole): the ring's ✗ of fig16.roce_half names this count."""
+    from types import SimpleNamespace as NS
+
+    from control_plane.topology import Topology
+    topo = Topology(name="t", planes=1, t0_per_plane=2, t1_per_plane=8, hosts_per_t0=16)
+
+    def result(pairs):
+        return NS(transport=NS(topology=topo), scenario=NS(topology=topo),
+                  messages=[NS(src=s, dst=d) for s, d in pairs])
+    assert R._hash_load(result([(0, 16)])) == 1
+    assert R._hash_load(result([(i, 16 + i) for i in range(16)])) >= 2
+    assert R._hash_load(result([(0, 16)] * 5)) == 1  # one flow however many messages it carries
