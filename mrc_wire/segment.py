@@ -4,21 +4,33 @@ transports (the MRC endpoint, the RoCE baseline) make alike."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from mrc_wire.psn import psn_add
 
 
-@dataclass(slots=True)
 class Segment:
-    psn: int
-    msg_id: int
-    offset: int
-    msg_len: int
-    opcode: int
-    length: int
-    payload: bytes | None  # None: a simulated payload of `length` zero bytes
+    """One packet of a message. An explicit __init__, not a dataclass's:
+    compiled, a dataclass's generated __init__ stays a Python call, and
+    every packet makes one."""
+
+    __slots__ = ("psn", "msg_id", "offset", "msg_len", "opcode", "length", "payload")
+
+    def __init__(self, psn: int, msg_id: int, offset: int, msg_len: int, opcode: int, length: int,
+                 payload: bytes | None):
+        self.psn, self.msg_id, self.offset, self.msg_len = psn, msg_id, offset, msg_len
+        self.opcode, self.length = opcode, length
+        self.payload = payload  # None: a simulated payload of `length` zero bytes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Segment) and self.key() == other.key()
+
+    def __repr__(self) -> str:
+        return (f"Segment(psn={self.psn}, msg_id={self.msg_id}, offset={self.offset}, msg_len={self.msg_len}, "
+                f"opcode={self.opcode}, length={self.length}, payload={self.payload!r})")
+
+    def key(self) -> tuple[int, int, int, int, int, int, bytes | None]:
+        """Every field, in order: what two equal segments share."""
+        return self.psn, self.msg_id, self.offset, self.msg_len, self.opcode, self.length, self.payload
 
 
 class Cut:

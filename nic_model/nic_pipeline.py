@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, final
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
@@ -41,16 +41,31 @@ from nic_model.ev_health import EvHealth
 from nic_model.rx_track import RxTrack
 
 
-class Output(NamedTuple):  # a tuple: the timed fabric makes millions
-    port: int
-    frame: bytes
-    # The queue the frame is handed to: control and trimmed-class DSCPs go
-    # to the high-priority queue, as at the switch.
-    high_priority: bool = False
-    # To the host: the packet as parsed by this pipeline (after the CE copy),
-    # so a host model need not parse it again.
-    pkt: W.Mrc | None = None
-    pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+@final
+class Output:
+    """A frame out of the pipeline. A plain class, not a NamedTuple: the
+    timed fabric makes millions, and compiled, a NamedTuple's constructor
+    is a Python call (its generated __new__) where this one is native."""
+
+    __slots__ = ("port", "frame", "high_priority", "pkt", "pad")
+
+    def __init__(self, port: int, frame: bytes, high_priority: bool = False, pkt: W.Mrc | None = None,
+                 pad: int = 0):
+        self.port, self.frame = port, frame
+        # The queue the frame is handed to: control and trimmed-class DSCPs go
+        # to the high-priority queue, as at the switch.
+        self.high_priority = high_priority
+        # To the host: the packet as parsed by this pipeline (after the CE copy),
+        # so a host model need not parse it again.
+        self.pkt = pkt
+        self.pad = pad  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Output) and (self.port, self.frame, self.high_priority, self.pad) == (
+            other.port, other.frame, other.high_priority, other.pad)
+
+    def __repr__(self) -> str:
+        return f"Output(port={self.port}, frame={self.frame!r}, high_priority={self.high_priority}, pad={self.pad})"
 
 
 CONTROL_OPCODES: Final = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE, OP_EP_REQUEST, OP_EP_RESPONSE)

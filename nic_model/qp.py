@@ -22,14 +22,22 @@ from nic_model.qp_paths import QpPaths
 UNSENT: Final = -1
 
 
-@dataclass(slots=True)
 class Inflight:
-    seg: Segment
-    ev: int
-    sent_at: float
-    retx: int = 0  # how many times this PSN was sent before this copy
-    timeouts: int = 0
-    lost: bool = False  # declared lost, queued for retransmission
+    """A copy of a packet sent and not yet acknowledged. An explicit
+    __init__, not a dataclass's: compiled, a dataclass's generated __init__
+    stays a Python call, and every packet sent makes one."""
+
+    __slots__ = ("seg", "ev", "sent_at", "retx", "timeouts", "lost")
+
+    def __init__(self, seg: Segment, ev: int, sent_at: float, retx: int = 0, timeouts: int = 0):
+        self.seg, self.ev, self.sent_at = seg, ev, sent_at
+        self.retx = retx  # how many times this PSN was sent before this copy
+        self.timeouts = timeouts
+        self.lost = False  # declared lost, queued for retransmission
+
+    def __repr__(self) -> str:
+        return (f"Inflight(seg={self.seg!r}, ev={self.ev}, sent_at={self.sent_at}, retx={self.retx}, "
+                f"timeouts={self.timeouts}, lost={self.lost})")
 
 
 class Pending:

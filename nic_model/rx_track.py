@@ -21,7 +21,7 @@ its bitmap is PSNs cum+1 .. cum+64 (sack_offset 2 from cack_psn).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final, final
 
 from mrc_wire import packet as W
 from mrc_wire.constants import (
@@ -53,14 +53,21 @@ def trailing_ones(x: int) -> int:
     return ((x ^ _ONES) & -(x ^ _ONES)).bit_length() - 1 if x != _ONES else 64
 
 
-class Verdict(NamedTuple):
-    kind: int  # NEW, DUPLICATE or BEYOND
-    sack: bool  # a SACK goes now
-    reverse_ev: int  # the EV the SACK (or the window NACK) leaves on
-    cum: int  # after the update
-    bitmap: int  # PSNs cum+1 .. cum+64
-    ooo: int  # PSNs held out of order
-    rcvd: int  # payload bytes received (CC_STATE counts 256-byte units of it)
+@final
+class Verdict:
+    """What the receiver decided of one data packet (a plain class: a
+    NamedTuple's constructor is a Python call, compiled)."""
+
+    __slots__ = ("kind", "sack", "reverse_ev", "cum", "bitmap", "ooo", "rcvd")
+
+    def __init__(self, kind: int, sack: bool, reverse_ev: int, cum: int, bitmap: int, ooo: int, rcvd: int):
+        self.kind = kind  # NEW, DUPLICATE or BEYOND
+        self.sack = sack  # a SACK goes now
+        self.reverse_ev = reverse_ev  # the EV the SACK (or the window NACK) leaves on
+        self.cum = cum  # after the update
+        self.bitmap = bitmap  # PSNs cum+1 .. cum+64
+        self.ooo = ooo  # PSNs held out of order
+        self.rcvd = rcvd  # payload bytes received (CC_STATE counts 256-byte units of it)
 
 
 class RxTrack:

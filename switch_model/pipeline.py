@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Final, NamedTuple
+from typing import Final, final
 
 from mrc_wire import entries as S
 from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, IPV6_LEN
@@ -47,11 +47,24 @@ def unroutable(addr: bytes, at: int = 0) -> bool:
     return b == 0 and addr[at:at + 16] in (_UNSPECIFIED, _LOOPBACK)
 
 
-class Output(NamedTuple):  # a tuple: the timed fabric makes millions
-    port: int
-    frame: bytes
-    high_priority: bool
-    pad: int = 0  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+@final
+class Output:
+    """A frame out of the pipeline. A plain class, not a NamedTuple: the
+    timed fabric makes millions, and compiled, a NamedTuple's constructor
+    is a Python call (its generated __new__) where this one is native."""
+
+    __slots__ = ("port", "frame", "high_priority", "pad")
+
+    def __init__(self, port: int, frame: bytes, high_priority: bool, pad: int = 0):
+        self.port, self.frame, self.high_priority = port, frame, high_priority
+        self.pad = pad  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Output) and (self.port, self.frame, self.high_priority, self.pad) == (
+            other.port, other.frame, other.high_priority, other.pad)
+
+    def __repr__(self) -> str:
+        return f"Output(port={self.port}, frame={self.frame!r}, high_priority={self.high_priority}, pad={self.pad})"
 
 
 class PortCounters:
@@ -74,21 +87,35 @@ class PortDepth:
         raise NotImplementedError
 
 
-class Decision(NamedTuple):
+@final
+class Decision:
     """What the address-only stages decided for one destination: a drop
     reason of the stage that drops (sanity before the length check,
     routing after it), or the egress port (its counters and its queue's
-    depth), the shifted destination and the neighbour's rewritten
-    Ethernet header."""
+    depth), the shifted destination, the neighbour's rewritten Ethernet
+    header and whether the neighbour is a host (the last hop)."""
 
-    sanity_drop: str | None
-    route_drop: str | None
-    port: int
-    dst: bytes
-    neighbour: S.PortNeighbour | None
-    eth: bytes
-    counters: PortCounters | None
-    queue: PortDepth | None
+    __slots__ = ("sanity_drop", "route_drop", "port", "dst", "neighbour", "eth", "counters", "queue", "host_facing")
+
+    def __init__(self, sanity_drop: str | None, route_drop: str | None, port: int, dst: bytes,
+                 neighbour: S.PortNeighbour | None, eth: bytes, counters: PortCounters | None,
+                 queue: PortDepth | None):
+        self.sanity_drop, self.route_drop, self.port, self.dst = sanity_drop, route_drop, port, dst
+        self.neighbour, self.eth, self.counters, self.queue = neighbour, eth, counters, queue
+        self.host_facing = neighbour is not None and neighbour.host_facing
+
+
+@final
+class Thresholds:
+    """The congestion stage's settings (S.CongestionConfig, the controller's
+    entry) as native fields: read on every hop."""
+
+    __slots__ = ("ecn", "trim", "trim_bytes", "trimmed_len", "dscp_trimmed", "dscp_trimmed_lasthop")
+
+    def __init__(self, c: S.CongestionConfig):
+        self.ecn, self.trim, self.trim_bytes = c.ecn_threshold, c.trim_threshold, c.trim_bytes
+        self.trimmed_len = (c.trim_bytes - _HDRS).to_bytes(2, "big")  # a trimmed packet's IPv6 payload length
+        self.dscp_trimmed, self.dscp_trimmed_lasthop = c.dscp_trimmed, c.dscp_trimmed_lasthop
 
 
 class DepthSource:
@@ -140,6 +167,7 @@ class SwitchModel:
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
         self.congestion = S.CongestionConfig.default()
+        self._thresholds = Thresholds(self.congestion)
         self._static: QueueDepths | None = None
         if depth is None:
             depth = self._static = QueueDepths()
@@ -166,6 +194,7 @@ class SwitchModel:
                 self.dscp_class[e.dscp] = e.cls
             elif isinstance(e, S.CongestionConfig):
                 self.congestion = e
+                self._thresholds = Thresholds(e)
             else:
                 raise TypeError(f"not a switch table entry: {e!r}")
         self._decisions.clear()  # decided from the tables: decide again
@@ -291,40 +320,38 @@ class SwitchModel:
         if hlim <= 1:
             self._drop(in_port, "hop_limit")
             return None
-        nb = d.neighbour
-        if nb is None:
+        if d.neighbour is None:
             self._drop(in_port, "no_neighbour")
             return None
-        return self._congestion(in_port, frame, pad, d, nb, hlim)
+        return self._congestion(in_port, frame, pad, d, hlim)
 
-    def _congestion(self, in_port: int, frame: bytes, pad: int, d: Decision, nb: S.PortNeighbour,
-                    hlim: int) -> Output | None:
+    def _congestion(self, in_port: int, frame: bytes, pad: int, d: Decision, hlim: int) -> Output | None:
         """congestion.p4: ECN marking and trimming from the egress queue's
         depth, the priority queue for the priority class and trimmed stubs."""
-        c = self.congestion
+        c = self._thresholds
         port = d.port
         q = d.queue
         assert q is not None  # a decision with a neighbour has its port's queue
         depth = q.depth()
         tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
         dscp, ecn = tc >> 2, tc & 3
-        if ecn != 0 and depth >= c.ecn_threshold and (not nb.host_facing or self.mark_last_hop):
+        if ecn != 0 and depth >= c.ecn and (not d.host_facing or self.mark_last_hop):
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
         cls = self.dscp_class.get(dscp, CLASS_NORMAL)
         high = cls == CLASS_PRIORITY
         end = len(frame) + pad
         plen = frame[18:20]
-        if not high and depth >= c.trim_threshold:
+        if not high and depth >= c.trim:
             if cls != CLASS_TRIMMABLE:
                 self._drop(in_port, "congestion")
                 return None
-            dscp = c.dscp_trimmed_lasthop if nb.host_facing else c.dscp_trimmed
+            dscp = c.dscp_trimmed_lasthop if d.host_facing else c.dscp_trimmed
             high = True
             self.events["trimmed"] += 1
             if end > c.trim_bytes:
                 end = c.trim_bytes
-                plen = (c.trim_bytes - _HDRS).to_bytes(2, "big")
+                plen = c.trimmed_len
         tc = (dscp << 2) | ecn
         carried = len(frame)
         if end < carried:
