@@ -364,11 +364,12 @@ class Endpoint(W.PacketHost):
         self._arm_timer()  # a receiver that sends nothing still probes its reverse set on the tick
         msg_id, offset, msg_len = pkt.data()
         n = pkt.payload_len
-        if rx.place(msg_id, offset, n, pkt.payload):
+        placed = rx.place(msg_id, offset, n, pkt.payload)
+        if placed >= 0:
             if self.on_place is not None:
                 self.on_place(qp.qpn, msg_id, offset, n)
             self.stats.rx_bytes += n
-            if rx.complete(msg_id, msg_len):
+            if placed >= msg_len:
                 self.stats.delivered += 1
                 self.on_message(qp.qpn, msg_id, rx.take(msg_id))
         self._heard_on(qp, pkt.ev)

@@ -26,11 +26,11 @@ class Placement:
     def heard(self, now: float) -> None:
         self.active_at = now
 
-    def place(self, msg_id: int, offset: int, n: int, payload: bytes) -> bool:
-        """`n` bytes at `offset` of message `msg_id`; False (nothing placed)
-        if that message was already handed over."""
+    def place(self, msg_id: int, offset: int, n: int, payload: bytes) -> int:
+        """`n` bytes at `offset` of message `msg_id`: the message's bytes
+        placed so far, or -1 (nothing placed) if it was already handed over."""
         if msg_id in self.delivered:
-            return False
+            return -1
         m = self.partial.get(msg_id)
         if m is None:
             m = self.partial[msg_id] = _Message(self.keep)
@@ -38,10 +38,7 @@ class Placement:
         self.bytes += n
         if m.parts is not None:
             m.parts[offset] = payload
-        return True
-
-    def complete(self, msg_id: int, msg_len: int) -> bool:
-        return self.partial[msg_id].placed >= msg_len
+        return m.placed
 
     def take(self, msg_id: int) -> bytes | None:
         """Hand message `msg_id` over: its bytes in order (None: payloads not kept)."""

@@ -183,10 +183,10 @@ def test_a_reverse_probe_answer_goes_to_set_reverse_a_path_probe_answer_is_an_ev
 def test_placement_hands_a_message_over_once_in_order_and_a_late_copy_places_nothing():
     from nic_model.placement import Placement
     rx = Placement(keep=True)
-    assert rx.place(7, 4, 4, b"5678") and not rx.complete(7, 8)
-    assert rx.place(7, 0, 4, b"1234") and rx.complete(7, 8)
+    assert rx.place(7, 4, 4, b"5678") == 4
+    assert rx.place(7, 0, 4, b"1234") == 8
     assert rx.take(7) == b"12345678" and rx.bytes == 8
-    assert not rx.place(7, 0, 4, b"1234") and rx.bytes == 8  # a duplicate of a delivered message
+    assert rx.place(7, 0, 4, b"1234") == -1 and rx.bytes == 8  # a duplicate of a delivered message
 
 
 def test_probes_given_up_on_the_tick_are_the_path_and_reverse_ones_past_their_timeout_not_suspects():
