@@ -60,10 +60,6 @@ class Output:
         self.pkt = pkt
         self.pad = pad  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Output) and (self.port, self.frame, self.high_priority, self.pad) == (
-            other.port, other.frame, other.high_priority, other.pad)
-
     def __repr__(self) -> str:
         return f"Output(port={self.port}, frame={self.frame!r}, high_priority={self.high_priority}, pad={self.pad})"
 
