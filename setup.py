@@ -47,6 +47,7 @@ COMPILED = [
     "nic_model/recovery.py",
     "nic_model/paths.py",
     "mrc_wire/packet.py",
+    "mrc_wire/frame.py",
     "mrc_wire/constants.py",
     "mrc_wire/psn.py",
     "mrc_wire/segment.py",

@@ -55,6 +55,12 @@ def run() -> list[str]:
         bad = cache_check.compare_elided(program, COUNT, seed)
         lines.append(f"- {program} model, a payload's zeros counted (`pad`) against carried: {COUNT:,} frames, "
                      f"{bad} differences ({time.perf_counter() - t0:.1f} s)" + ("" if bad == 0 else "  **FAILED**"))
+    for program, seed in (("switch", 401), ("nic", 402)):
+        t0 = time.perf_counter()
+        bad = cache_check.compare_fields(program, COUNT, seed)
+        lines.append(f"- {program} model, given header fields (the timed fabric's) against bytes (the PTF model "
+                     f"target's), outputs serialized: {COUNT:,} frames, {bad} differences "
+                     f"({time.perf_counter() - t0:.1f} s)" + ("" if bad == 0 else "  **FAILED**"))
     return lines
 
 

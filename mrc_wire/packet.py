@@ -27,7 +27,6 @@ from mrc_wire.constants import (
     BTH_LEN,
     BTH_RTX,
     BTH_TS,
-    DATA_OPCODES,
     EETH_LEN,
     ERTH_LEN,
     EXT_LEN,
@@ -39,6 +38,8 @@ from mrc_wire.constants import (
     NETH_LEN,
     OP_EP_RESPONSE,
     OP_NACK,
+    OP_WRITE_FIRST,
+    OP_WRITE_ONLY_IMM,
     PETH_LEN,
     ROCE_PORT,
     SACK_EXT_LEN,
@@ -50,6 +51,8 @@ from mrc_wire.constants import (
 )
 
 HDR_LEN: Final = IPV6_LEN + UDP_LEN + BTH_LEN  # IPv6 + UDP + BTH: where the MRC headers start
+_UDP: Final = IPV6_LEN  # where the UDP header starts
+_BTH: Final = IPV6_LEN + UDP_LEN  # where the BTH starts
 _ICRC: Final = bytes(ICRC_LEN)  # the trailer, zero (mrc_wire.constants.ICRC_LEN)
 _IP: Final = struct.Struct("!IHBB16s16s")
 # UDP, then BTH: opcode, byte 1, P_Key, byte 4 | dest QP, flags | PSN
@@ -136,11 +139,17 @@ def eeth_ext(op: int, ts: int = 0) -> bytes:
     return bytes(out)
 
 
+def is_data_opcode(opcode: int) -> bool:
+    """Whether `opcode` is one of DATA_OPCODES, as two compares (compiled:
+    native, where a range's `in` is a Python call)."""
+    return OP_WRITE_FIRST <= opcode <= OP_WRITE_ONLY_IMM  # DATA_OPCODES' ends
+
+
 def ext_len(opcode: int, flags: int) -> int:
     """Bytes of MRC headers after the BTH: a data packet's TSETH only when
     the BTH's TS flag says so; 0 for an opcode MRC does not define."""
     n = EXT_LEN.get(opcode, 0)
-    if opcode in DATA_OPCODES and not flags & BTH_TS:
+    if not flags & BTH_TS and is_data_opcode(opcode):
         n -= TSETH_LEN
     return n
 
@@ -157,7 +166,7 @@ def build(src: bytes, dst: bytes, dscp: int, ecn: int, ev: int, opcode: int, dqp
     the ICRC (a caller that pads counts ICRC_LEN in it). `becn`: IBTA's
     congestion bit in BTH byte 4 (the RoCE baseline's CNP; MRC leaves it 0)."""
     ulen = UDP_LEN + BTH_LEN + len(ext) + len(payload) + (pad if pad else ICRC_LEN)
-    flags = (ackreq << 7) | (retx << 5) | (BTH_TS if opcode in DATA_OPCODES else 0)
+    flags = (ackreq << 7) | (retx << 5) | (BTH_TS if is_data_opcode(opcode) else 0)
     ip = _IP.pack((6 << 28) | (((dscp << 2) | ecn) << 20) | (ev & 0xFFFF), ulen, IPPROTO_UDP, hlim, src, dst)
     udp_bth = _UDP_BTH.pack(ev >> 16, ROCE_PORT, ulen, 0, opcode, 0, 0xFFFF, (becn << 30) | (dqpn & 0xFFFFFF),
                             (flags << 24) | (psn & 0xFFFFFF))
@@ -174,27 +183,28 @@ class Mrc:
     __slots__ = ("raw", "pad", "tc", "fl", "sport", "opcode", "dqpn", "flags", "ackreq", "psn", "ext")
 
     def __init__(self, raw: bytes, pad: int = 0):
+        # Byte by byte, not struct: compiled, each read is native, with no
+        # tuple of boxed integers (a packet is parsed at every NIC).
         if len(raw) < HDR_LEN or raw[0] >> 4 != 6 or raw[6] != IPPROTO_UDP:
             raise ValueError("not IPv6 / UDP / BTH")
-        vtf = int.from_bytes(raw[0:4], "big")
-        sport, dport, _, _, opcode, _, _, dqpn, apsn = _UDP_BTH.unpack_from(raw, IPV6_LEN)
+        dport = (raw[_UDP + 2] << 8) | raw[_UDP + 3]
         if dport != ROCE_PORT:
             raise ValueError(f"UDP port {dport} is not RoCE")
-        flags = apsn >> 24
+        opcode, flags = raw[_BTH], raw[_BTH + 8]
         ext = ext_len(opcode, flags)
         if len(raw) < HDR_LEN + ext:
             raise ValueError(f"opcode {opcode:#x}: MRC headers truncated")
         self.raw = raw
         self.pad = pad
-        self.tc = (vtf >> 20) & 0xFF
-        self.fl = vtf & 0xFFFFF
-        self.sport: int = sport
-        self.opcode: int = opcode
-        self.dqpn = dqpn & 0xFFFFFF
-        self.flags: int = flags
+        self.tc = ((raw[0] & 0xF) << 4) | (raw[1] >> 4)
+        self.fl = ((raw[1] & 0xF) << 16) | (raw[2] << 8) | raw[3]
+        self.sport = (raw[_UDP] << 8) | raw[_UDP + 1]
+        self.opcode = opcode
+        self.dqpn = (raw[_BTH + 5] << 16) | (raw[_BTH + 6] << 8) | raw[_BTH + 7]
+        self.flags = flags
         self.ackreq = flags >> 7
-        self.psn = apsn & 0xFFFFFF
-        self.ext: int = ext
+        self.psn = (raw[_BTH + 9] << 16) | (raw[_BTH + 10] << 8) | raw[_BTH + 11]
+        self.ext = ext
 
     def marked_ce(self) -> Mrc:
         """This packet with CE in its ECN field (a NIC's RFC 6040 copy of
@@ -226,7 +236,7 @@ class Mrc:
 
     @property
     def is_data(self) -> bool:
-        return self.opcode in DATA_OPCODES
+        return is_data_opcode(self.opcode)
 
     @property
     def retx(self) -> int:

@@ -2,19 +2,22 @@
 
 The embedded default where BMv2 is absent and a second oracle for
 p4src/nic/. It holds the tables the controller plans (mrc_wire.entries)
-and works on raw frames: port 0 faces the host, plane p uses its plane port.
+and takes frames as bytes (`process`: the PTF model target, the fuzz tests)
+or, from the timed fabric, the host's packet (`transmit`) and frames as
+header fields (`receive`, mrc_wire.frame); what it sends to a plane port
+is header fields, serialized only where asked (`Output.frame`). Port 0
+faces the host, plane p uses its plane port.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, Final, final
+from typing import Any, final
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
-    DATA_OPCODES,
     ECN_CE,
     EP_PORT_STATUS,
     ETH_LEN,
@@ -22,7 +25,8 @@ from mrc_wire.constants import (
     EVR_TRIMMED,
     EXT_LEN,
     HOST_PORT,
-    NACK_BYTES,
+    IPPROTO_IPV6,
+    IPV6_LEN,
     NACK_PSN_OOR_WINDOW,
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
@@ -35,6 +39,7 @@ from mrc_wire.constants import (
     OP_SACK,
     SETH_M_SKIP_ONCE,
 )
+from mrc_wire.frame import Frame, not_ipv6_frame, parse_frame
 from mrc_wire.usid import carrier_int, path_sids
 from nic_model import rx_track
 from nic_model.ev_health import EvHealth
@@ -43,28 +48,58 @@ from nic_model.rx_track import RxTrack
 
 @final
 class Output:
-    """A frame out of the pipeline. A plain class, not a NamedTuple: the
-    timed fabric makes millions, and compiled, a NamedTuple's constructor
-    is a Python call (its generated __new__) where this one is native."""
+    """A frame out of the pipeline. To a plane port: `wire`, its header
+    fields (mrc_wire.frame). To the host: the packet as parsed by this
+    pipeline (`pkt`, after the CE copy, so a host model need not parse it
+    again) behind the Ethernet header it arrived with (`eth`). `frame`
+    is either as bytes. A plain class, not a NamedTuple: the timed fabric
+    makes millions, and compiled, a NamedTuple's constructor is a Python
+    call (its generated __new__) where this one is native."""
 
-    __slots__ = ("port", "frame", "high_priority", "pkt", "pad")
+    __slots__ = ("port", "wire", "high_priority", "pkt", "eth")
 
-    def __init__(self, port: int, frame: bytes, high_priority: bool = False, pkt: W.Mrc | None = None,
-                 pad: int = 0):
-        self.port, self.frame = port, frame
+    def __init__(self, port: int, wire: Frame | None, high_priority: bool = False, pkt: W.Mrc | None = None,
+                 eth: bytes = b""):
+        self.port, self.wire, self.pkt, self.eth = port, wire, pkt, eth
         # The queue the frame is handed to: control and trimmed-class DSCPs go
         # to the high-priority queue, as at the switch.
         self.high_priority = high_priority
-        # To the host: the packet as parsed by this pipeline (after the CE copy),
-        # so a host model need not parse it again.
-        self.pkt = pkt
-        self.pad = pad  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+
+    @property
+    def frame(self) -> bytes:
+        """The frame as bytes (its `pad` zeros not carried)."""
+        if self.wire is not None:
+            return self.wire.to_bytes()
+        assert self.pkt is not None  # a host output carries its packet
+        return self.eth + self.pkt.raw
+
+    @property
+    def pad(self) -> int:
+        """Zero bytes after `frame`, counted, not carried (mrc_wire.packet)."""
+        if self.wire is not None:
+            return self.wire.pad
+        return 0 if self.pkt is None else self.pkt.pad
 
     def __repr__(self) -> str:
         return f"Output(port={self.port}, frame={self.frame!r}, high_priority={self.high_priority}, pad={self.pad})"
 
 
-CONTROL_OPCODES: Final = (OP_ACK, OP_SACK, OP_NACK, OP_PROBE, OP_EP_REQUEST, OP_EP_RESPONSE)
+@final
+class _Outer:
+    """The encapsulation's fields that depend only on the EV's plane and
+    spine and the destination: built once, then reused."""
+
+    __slots__ = ("eth", "src", "carrier")
+
+    def __init__(self, eth: bytes, src: bytes, carrier: bytes):
+        self.eth, self.src, self.carrier = eth, src, carrier
+
+
+def is_control(opcode: int) -> bool:
+    """Whether `opcode` is control: ACK, SACK, NACK, probe, endpoint request
+    or response (a literal tuple: compiled, six native compares, where a
+    named tuple's `in` is a Python call)."""
+    return opcode in (OP_ACK, OP_SACK, OP_NACK, OP_PROBE, OP_EP_REQUEST, OP_EP_RESPONSE)
 
 
 class NicModel:
@@ -79,6 +114,7 @@ class NicModel:
         self.cache = cache
         self.ecn_echo = ecn_echo  # False: the receiver does not echo CE (an ablation; the P4 always does)
         self.config = N.NicConfig.default()
+        self._my_addr = self.config.my_addr.to_bytes(16, "big")  # config.my_addr as the bytes a packet carries
         self.rows: dict[int, N.DestRow] = {}
         self.planes: dict[int, N.PlanePort] = {}
         self.qps: dict[int, N.QpEv] = {}
@@ -98,7 +134,7 @@ class NicModel:
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
         self.other_events: Counter[str] = Counter()
-        self._outer: dict[int, tuple[bytes, bytes]] = {}  # EV[10:0] << 32 | destination[31:0] -> headers
+        self._outer: dict[int, _Outer] = {}  # EV[10:0] << 32 | destination[31:0] -> headers
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -107,6 +143,7 @@ class NicModel:
             match e:
                 case N.NicConfig():
                     self.config = e
+                    self._my_addr = e.my_addr.to_bytes(16, "big")
                 case N.DestRow():
                     self.rows[e.row] = e
                 case N.PlanePort():
@@ -219,13 +256,15 @@ class NicModel:
         return []
 
     def process(self, in_port: int, frame: bytes, pad: int = 0) -> list[Output]:
-        """One frame (`pad` zero bytes after it counted, not carried)."""
-        if len(frame) < 14:
+        """One frame as bytes (`pad` zero bytes after it counted, not carried)."""
+        if len(frame) < ETH_LEN:
             return self._drop("malformed")
-        ipv6 = frame[12:14] == b"\x86\xdd"
         if in_port == HOST_PORT:
-            return self.transmit(frame[14:], pad) if ipv6 else self._drop("not_mrc")
-        return self._receive(frame, pad) if ipv6 else self._drop("not_encap")
+            return self.transmit(frame[ETH_LEN:], pad) if frame[12:14] == b"\x86\xdd" else self._drop("not_mrc")
+        why = not_ipv6_frame(frame)
+        if why is not None:
+            return self._drop("not_encap" if why == "not_ipv6" else why)
+        return self.receive(parse_frame(frame, pad))
 
     # ---- host to fabric ----------------------------------------------
     def transmit(self, raw: bytes, pad: int = 0) -> list[Output]:
@@ -239,7 +278,7 @@ class NicModel:
         qp = self.qps.get(m.dqpn)
         if qp is None:
             return self._drop("unknown_qp")
-        if m.opcode in CONTROL_OPCODES:
+        if is_control(m.opcode):
             # Control (ACK, SACK, NACK, probe, endpoint request and response) goes on the EV the host wrote
             # into its inner headers: a reverse EV, or the EV a probe tests.
             return self._send(bytearray(raw), m.ev, m.dscp, 0, pad)
@@ -257,12 +296,12 @@ class NicModel:
                 self._pick_sink(m.dqpn, m.psn, ev)
         # ECT(0) on data only: an opcode that is neither data nor control is
         # sprayed like data but not ECN-capable (as the P4: hdr.data invalid).
-        return self._send(bytearray(raw), ev, m.dscp, 2 if m.opcode in DATA_OPCODES else 0, pad)
+        return self._send(bytearray(raw), ev, m.dscp, 2 if m.is_data else 0, pad)
 
     def _send(self, inner: bytearray, ev: int, dscp: int, ecn: int, pad: int) -> list[Output]:
-        inner[40:42] = (ev >> 16).to_bytes(2, "big")  # EV[31:16]: UDP source port
-        inner[46:48] = b"\0\0"  # UDP checksum not recomputed (MRC relies on the ICRC)
-        inner[2:4] = (ev & 0xFFFF).to_bytes(2, "big")  # EV[15:0]: low flow label
+        inner[40], inner[41] = (ev >> 24) & 0xFF, (ev >> 16) & 0xFF  # EV[31:16]: UDP source port
+        inner[46] = inner[47] = 0  # UDP checksum not recomputed (MRC relies on the ICRC)
+        inner[2], inner[3] = (ev >> 8) & 0xFF, ev & 0xFF  # EV[15:0]: low flow label
         out = self._encap(bytes(inner), ev, dscp=dscp, ecn=ecn, pad=pad)
         if out is None:
             return []
@@ -285,8 +324,10 @@ class NicModel:
 
     def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int, pad: int = 0) -> Output | None:
         """Carrier to the inner destination over the EV's plane and spine."""
-        dst = int.from_bytes(inner[24:40], "big")
-        row = self.rows.get((dst >> 16) & 0xFFFF)
+        # The destination's low 32 bits, byte by byte: compiled, native
+        # arithmetic, where the whole 128-bit address would be a Python int.
+        dst = (inner[36] << 24) | (inner[37] << 16) | (inner[38] << 8) | inner[39]
+        row = self.rows.get(dst >> 16)
         if row is None:
             self._drop("unknown_row")
             return None
@@ -296,61 +337,59 @@ class NicModel:
             return None
         # Ethernet, next header, hop limit, source and carrier depend only on
         # the EV's plane and spine and the destination: built once, then reused.
-        key = (ev & 0x7FF) << 32 | (dst & 0xFFFFFFFF)  # an int: hashed and compared without a tuple
-        tail = self._outer.get(key)
-        if tail is None:
+        key = (ev & 0x7FF) << 32 | dst  # an int: hashed and compared without a tuple
+        outer = self._outer.get(key)
+        if outer is None:
             p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
             c = self.config
             # same_row is the template's own word (the P4 reads it from dest_row).
             carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
             eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-            tail = (eth, bytes([41, 64]) + plane.src_addr.to_bytes(16, "big") + carrier.to_bytes(16, "big"))
+            outer = _Outer(eth, plane.src_addr.to_bytes(16, "big"), carrier.to_bytes(16, "big"))
             if self.cache:
-                self._outer[key] = tail
-        fl = int.from_bytes(inner[1:4], "big") & 0xFFFFF
-        plen = int.from_bytes(inner[4:6], "big") + 40
-        tc = (dscp << 2) | ecn
-        vtf = ((6 << 28) | (tc << 20) | fl).to_bytes(4, "big") + plen.to_bytes(2, "big")
-        return Output(plane.port, b"".join((tail[0], vtf, tail[1], inner)), self._high(dscp), None, pad)
+                self._outer[key] = outer
+        fl = ((inner[1] & 0xF) << 16) | (inner[2] << 8) | inner[3]
+        plen = ((inner[4] << 8) | inner[5]) + IPV6_LEN
+        return Output(plane.port, Frame(outer.eth, (dscp << 2) | ecn, fl, plen, IPPROTO_IPV6, 64, outer.src,
+                                        outer.carrier, inner, pad), self._high(dscp))
 
     # ---- fabric to host ----------------------------------------------
-    def _receive(self, frame: bytes, pad: int) -> list[Output]:
-        outer, inner = frame[14:54], frame[54:]
-        if len(outer) < 40 or outer[0] >> 4 != 6:
-            return self._drop("malformed")
-        if outer[6] != 41:
+    def receive(self, f: Frame) -> list[Output]:
+        """A frame from a plane port, as header fields (the timed fabric's)."""
+        if f.nh != IPPROTO_IPV6:
             return self._drop("not_encap")
-        if len(inner) < 40 or inner[0] >> 4 != 6 or W.cut_short(inner):
+        inner, pad = f.inner, f.pad
+        if len(inner) < IPV6_LEN or inner[0] >> 4 != 6 or W.cut_short(inner):
             return self._drop("malformed")
         m = W.parse(inner, pad)
         if m is None or m.opcode not in EXT_LEN:
             return self._drop("bad_inner")
         c = self.config
-        if int.from_bytes(inner[24:40], "big") != c.my_addr:
+        if inner[24:40] != self._my_addr:
             return self._drop("not_for_me")
-        odscp, oecn = outer[1] >> 6 | (outer[0] & 0xF) << 2, outer[1] >> 4 & 3
+        odscp, oecn = f.tc >> 2, f.tc & 3
         if m.is_data and (odscp == c.dscp_trimmed or odscp == c.dscp_trimmed_lasthop):
-            return self._nack(frame[:14], inner, m, odscp, pad)
+            return self._nack(f.eth, inner, m, odscp, pad)
         if oecn == ECN_CE and m.ecn:
             m = m.marked_ce()  # RFC 6040: CE reaches an ECT inner header
             self.other_events["ce_copy"] += 1
         qp = self.peers.get(m.dqpn)
         if qp is not None:
             if qp.offload:
-                made = self._offloaded(frame, m, qp, pad)
+                made = self._offloaded(f.eth, m, qp)
                 if made is not None:
                     return made
             if qp.health:
                 self._evidence(qp, m)
         self.rx_count += 1
-        return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
+        return [Output(HOST_PORT, None, False, m, f.eth)]
 
-    def _offloaded(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output] | None:
+    def _offloaded(self, eth: bytes, m: W.Mrc, qp: N.QpPeer) -> list[Output] | None:
         """The receiver's part (rx_track.p4): what it makes of data and
         probes (None: the packet goes on to the host); a SACK for our data
         moves the reverse EV of its plane."""
         if m.is_data:
-            return self._track(frame, m, qp, pad)
+            return self._track(eth, m, qp)
         if m.opcode == OP_PROBE:
             reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
             return self._made(reply, ev, "probe_answer")
@@ -375,7 +414,7 @@ class NicModel:
             if ep_op == EP_PORT_STATUS:
                 self.health.port_status(qp.qp_index, down & 0xFF)
 
-    def _track(self, frame: bytes, m: W.Mrc, qp: N.QpPeer, pad: int) -> list[Output]:
+    def _track(self, eth: bytes, m: W.Mrc, qp: N.QpPeer) -> list[Output]:
         """Receive step 3 (nic_model/rx_track.py): the QP's receive
         registers; the packet turned into a SACK or a window NACK on the
         reverse EV when one is due (a copy of new data to the host), else
@@ -383,11 +422,11 @@ class NicModel:
         kind, reply, ev = rx_track.on_data(self.rx, qp, m, self.config.dscp_control, self.ecn_echo)
         if reply is None:
             self.rx_count += 1
-            return [Output(HOST_PORT, frame[:14] + m.raw, False, m, pad)]
+            return [Output(HOST_PORT, None, False, m, eth)]
         outs = self._made(reply, ev, "sack" if kind != rx_track.BEYOND else "nack")
         if outs and kind == rx_track.NEW:
             self.other_events["host_copy"] += 1
-            outs.append(Output(HOST_PORT, frame[:14] + m.raw, False, m, pad))
+            outs.append(Output(HOST_PORT, None, False, m, eth))
         return outs
 
     def _made(self, inner: bytes, ev: int, kind: str) -> list[Output]:
@@ -409,9 +448,9 @@ class NicModel:
         peer = qp.peer_qpn
         reason = NACK_TRIMMED if odscp == c.dscp_trimmed else NACK_TRIMMED_LASTHOP
         # The notice to the host: what arrived, decapsulated, trimmed DSCP.
-        notice = bytearray(eth + inner)
-        notice[14] = (notice[14] & 0xF0) | (odscp >> 2)
-        notice[15] = ((odscp & 0x3) << 6) | (notice[15] & 0x3F)
+        notice = bytearray(inner)
+        notice[0] = (notice[0] & 0xF0) | (odscp >> 2)
+        notice[1] = ((odscp & 0x3) << 6) | (notice[1] & 0x3F)
         nack = W.nack_for(inner, peer, reason, c.dscp_control)  # over the reverse of the same path
         out = self._encap(nack, m.ev, dscp=c.dscp_control, ecn=0)
         if out is None:
@@ -419,5 +458,4 @@ class NicModel:
         self.nacks[reason] += 1
         self.other_events["nack"] += 1
         self.other_events["notice"] += 1
-        return [Output(out.port, out.frame[:NACK_BYTES], out.high_priority),
-                Output(HOST_PORT, bytes(notice), False, W.parse(bytes(notice[14:]), pad), pad)]
+        return [out, Output(HOST_PORT, None, False, W.Mrc(bytes(notice), pad), eth)]

@@ -2,8 +2,10 @@
 
 It is the embedded default target where BMv2 is absent and a second oracle
 for the P4 program. It holds the same table contents the controller plans
-(mrc_wire.entries, planned by control_plane.switch_plan) and works on raw
-frames.
+(mrc_wire.entries, planned by control_plane.switch_plan). It takes frames
+as bytes (`process`: the PTF model target, the fuzz tests) or as header
+fields (`forward`, mrc_wire.frame: the timed fabric); bytes are parsed
+into fields and the same stages run on both.
 
 The stages follow p4src/switch/: sanity (sanity.p4), the uSID shift
 (usid.p4), routing and the neighbour rewrite (routing.p4, forward.p4), then
@@ -25,39 +27,48 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from mrc_wire import entries as S
-from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, ETH_LEN, IPV6_LEN
+from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE
+from mrc_wire.frame import HDRS, Frame, not_ipv6_frame, parse_frame
 from mrc_wire.usid import ARG_MASK, shift
 
 _UNSPECIFIED: Final = bytes(16)
 _LOOPBACK: Final = bytes(15) + b"\x01"
-_HDRS: Final = ETH_LEN + IPV6_LEN
 
 
-def unroutable(addr: bytes, at: int = 0) -> bool:
-    """Whether the 16-byte address at `at` is in one of mrc_wire's
+def unroutable(addr: bytes) -> bool:
+    """Whether the 16-byte address is in one of mrc_wire's
     UNROUTABLE_PREFIXES: unspecified, loopback, link-local (fe80::/10),
-    multicast (ff00::/8). Byte tests read in place, not prefix arithmetic
-    (a fabric's addresses are settled by their first byte, with no slice);
-    tests/test_p4_build.py holds it to the prefixes."""
-    b = addr[at]
+    multicast (ff00::/8). Byte tests, not prefix arithmetic (a fabric's
+    addresses are settled by their first byte); tests/test_p4_build.py
+    holds it to the prefixes."""
+    b = addr[0]
     if b == 0xFF:
         return True
     if b == 0xFE:
-        return addr[at + 1] & 0xC0 == 0x80
-    return b == 0 and addr[at:at + 16] in (_UNSPECIFIED, _LOOPBACK)
+        return addr[1] & 0xC0 == 0x80
+    return b == 0 and addr in (_UNSPECIFIED, _LOOPBACK)
 
 
 @final
 class Output:
-    """A frame out of the pipeline. A plain class, not a NamedTuple: the
-    timed fabric makes millions, and compiled, a NamedTuple's constructor
-    is a Python call (its generated __new__) where this one is native."""
+    """A frame out of the pipeline: `wire` on egress `port`, to its
+    high-priority queue or not. A plain class, not a NamedTuple: the timed
+    fabric makes millions, and compiled, a NamedTuple's constructor is a
+    Python call (its generated __new__) where this one is native."""
 
-    __slots__ = ("port", "frame", "high_priority", "pad")
+    __slots__ = ("port", "wire", "high_priority")
 
-    def __init__(self, port: int, frame: bytes, high_priority: bool, pad: int = 0):
-        self.port, self.frame, self.high_priority = port, frame, high_priority
-        self.pad = pad  # zero bytes after `frame`, counted, not carried (mrc_wire.packet)
+    def __init__(self, port: int, wire: Frame, high_priority: bool):
+        self.port, self.wire, self.high_priority = port, wire, high_priority
+
+    @property
+    def frame(self) -> bytes:
+        """The frame as bytes (its `pad` zeros not carried)."""
+        return self.wire.to_bytes()
+
+    @property
+    def pad(self) -> int:
+        return self.wire.pad
 
     def __repr__(self) -> str:
         return f"Output(port={self.port}, frame={self.frame!r}, high_priority={self.high_priority}, pad={self.pad})"
@@ -106,11 +117,10 @@ class Thresholds:
     """The congestion stage's settings (S.CongestionConfig, the controller's
     entry) as native fields: read on every hop."""
 
-    __slots__ = ("ecn", "trim", "trim_bytes", "trimmed_len", "dscp_trimmed", "dscp_trimmed_lasthop")
+    __slots__ = ("ecn", "trim", "trim_bytes", "dscp_trimmed", "dscp_trimmed_lasthop")
 
     def __init__(self, c: S.CongestionConfig):
         self.ecn, self.trim, self.trim_bytes = c.ecn_threshold, c.trim_threshold, c.trim_bytes
-        self.trimmed_len = (c.trim_bytes - _HDRS).to_bytes(2, "big")  # a trimmed packet's IPv6 payload length
         self.dscp_trimmed, self.dscp_trimmed_lasthop = c.dscp_trimmed, c.dscp_trimmed_lasthop
 
 
@@ -283,61 +293,62 @@ class SwitchModel:
 
     # ---- one frame -----------------------------------------------------------
     def process(self, in_port: int, frame: bytes, pad: int = 0) -> Output | None:
-        """One frame through the pipeline (`pad` zero bytes after it are
-        counted, not carried: mrc_wire.packet). Only the 54 bytes of
-        Ethernet and IPv6 header are rebuilt; the rest is copied once."""
-        size = len(frame) + pad
+        """One frame as bytes (`pad` zero bytes after it counted, not
+        carried: mrc_wire.packet): the parser's checks (parser.p4), then
+        `forward` on its header fields."""
         pc = self.counters(in_port)
         pc.rx += 1
-        pc.rx_bytes += size
-        if len(frame) < ETH_LEN:  # headers are always carried, only zeros are padded
-            self._drop(in_port, "malformed")
+        pc.rx_bytes += len(frame) + pad
+        why = not_ipv6_frame(frame)
+        if why is not None:
+            self._drop(in_port, why)
             return None
-        if frame[12] != 0x86 or frame[13] != 0xDD:
-            self._drop(in_port, "not_ipv6")
-            return None
-        if len(frame) < _HDRS or frame[14] >> 4 != 6:
-            self._drop(in_port, "malformed")
-            return None
-        if unroutable(frame, 22):  # the IPv6 source
+        return self._stages(in_port, parse_frame(frame, pad))
+
+    def forward(self, in_port: int, f: Frame) -> Output | None:
+        """One frame as header fields (the timed fabric's): what `process`
+        does with its bytes once parsed."""
+        pc = self.counters(in_port)
+        pc.rx += 1
+        pc.rx_bytes += f.size
+        return self._stages(in_port, f)
+
+    def _stages(self, in_port: int, f: Frame) -> Output | None:
+        if unroutable(f.src):
             self._drop(in_port, "bad_source")
             return None
-        d = self._decision(frame[38:54])
+        d = self._decision(f.dst)
         if d.sanity_drop is not None:
             self._drop(in_port, d.sanity_drop)
             return None
-        if _HDRS + ((frame[18] << 8) | frame[19]) > size:
+        if f.plen > len(f.inner) + f.pad:
             self._drop(in_port, "bad_length")
             return None
         if d.route_drop is not None:
             self._drop(in_port, d.route_drop)
             return None
-        hlim = frame[21]
-        if hlim <= 1:
+        if f.hlim <= 1:
             self._drop(in_port, "hop_limit")
             return None
         if d.neighbour is None:
             self._drop(in_port, "no_neighbour")
             return None
-        return self._congestion(in_port, frame, pad, d, hlim)
+        return self._congestion(in_port, f, d)
 
-    def _congestion(self, in_port: int, frame: bytes, pad: int, d: Decision, hlim: int) -> Output | None:
+    def _congestion(self, in_port: int, f: Frame, d: Decision) -> Output | None:
         """congestion.p4: ECN marking and trimming from the egress queue's
         depth, the priority queue for the priority class and trimmed stubs."""
         c = self._thresholds
-        port = d.port
         q = d.queue
         assert q is not None  # a decision with a neighbour has its port's queue
         depth = q.depth()
-        tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
-        dscp, ecn = tc >> 2, tc & 3
+        dscp, ecn = f.tc >> 2, f.tc & 3
         if ecn != 0 and depth >= c.ecn and (not d.host_facing or self.mark_last_hop):
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
         cls = self.dscp_class.get(dscp, CLASS_NORMAL)
         high = cls == CLASS_PRIORITY
-        end = len(frame) + pad
-        plen = frame[18:20]
+        inner, pad, plen = f.inner, f.pad, f.plen
         if not high and depth >= c.trim:
             if cls != CLASS_TRIMMABLE:
                 self._drop(in_port, "congestion")
@@ -345,17 +356,15 @@ class SwitchModel:
             dscp = c.dscp_trimmed_lasthop if d.host_facing else c.dscp_trimmed
             high = True
             self.events["trimmed"] += 1
-            if end > c.trim_bytes:
-                end = c.trim_bytes
-                plen = c.trimmed_len
-        tc = (dscp << 2) | ecn
-        carried = len(frame)
-        if end < carried:
-            carried = end
-        out = b"".join((d.eth, bytes(((6 << 4) | (tc >> 4), ((tc & 0x0F) << 4) | (frame[15] & 0x0F))), frame[16:18],
-                        plen, frame[20:21], bytes((hlim - 1,)), frame[22:38], d.dst, frame[_HDRS:carried]))
+            keep = c.trim_bytes - HDRS  # the IPv6 payload a trimmed frame keeps
+            if len(inner) + pad > keep:
+                plen = keep
+                if len(inner) > keep:
+                    inner = inner[:keep]
+                pad = keep - len(inner)
         pc = d.counters
         assert pc is not None  # a decision with a neighbour has its port's counters
         pc.tx += 1
-        pc.tx_bytes += end
-        return Output(port, out, high, end - carried)
+        pc.tx_bytes += HDRS + len(inner) + pad
+        return Output(d.port, Frame(d.eth, (dscp << 2) | ecn, f.fl, plen, f.nh, f.hlim - 1, f.src, d.dst, inner, pad),
+                      high)

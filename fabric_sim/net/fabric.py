@@ -1,10 +1,12 @@
 """A timed fabric built from a topology file: every switch is the switch
 reference model with its planned tables, every NIC the NIC reference model
 with its planned tables and an MRC endpoint on its host port, and every
-cable two Egress objects (fabric_sim.net.links). Frames are raw bytes from end
-to end, a simulated payload's zeros counted but not carried (`pad`,
-mrc_wire.packet); the host-to-NIC hop is PCIe, not simulated: the endpoint hands the
-NIC model its packet, and takes back what the NIC model parsed."""
+cable two Egress objects (fabric_sim.net.links). Frames are header fields
+from end to end (mrc_wire.frame), made by the sending NIC and changed by
+each switch, never serialized; a simulated payload's zeros are counted but
+not carried (`pad`, mrc_wire.packet). The host-to-NIC hop is PCIe, not
+simulated: the endpoint hands the NIC model its packet, and takes back what
+the NIC model parsed."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from fabric_sim.net.links import Egress, LiveDepth, Receiver
 from fabric_sim.scenario import Links
 from mrc_wire import ids
 from mrc_wire import packet as W
-from mrc_wire.constants import DATA_FRAME_BYTES, ETH_LEN, HOST_PORT, IPV6_LEN, SACK_FRAME_BYTES
+from mrc_wire.constants import DATA_FRAME_BYTES, HOST_PORT, SACK_FRAME_BYTES
+from mrc_wire.frame import Frame
 from mrc_wire.ids import DeviceId
 from nic_model.host import Host
 from nic_model.nic_pipeline import NicModel, Output
@@ -55,15 +58,15 @@ class SwitchNode(Receiver):
             self.by_port.extend([None] * (port + 1 - len(self.by_port)))
         self.by_port[port] = eg
 
-    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
-        out = self.model.process(in_port, frame, pad)
+    def rx(self, in_port: int, frame: Frame) -> None:
+        out = self.model.forward(in_port, frame)
         if out is not None:
             port = out.port
             eg = self.by_port[port] if port < len(self.by_port) else None
             if eg is None:
                 self.unrouted += 1  # a port with no cable
             else:
-                eg.send(out.frame, out.high_priority, out.pad)
+                eg.send(out.wire, out.high_priority)
 
 
 class NicNode(Receiver):
@@ -82,8 +85,8 @@ class NicNode(Receiver):
         self.ev_loss: dict[tuple[int, int], float] = {}
         self.rng = rng or random.Random(n)  # draws the per-EV error injection's losses
 
-    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
-        for o in self.model.process(in_port, frame, pad):
+    def rx(self, in_port: int, frame: Frame) -> None:
+        for o in self.model.receive(frame):
             if o.port == HOST_PORT:
                 if self.endpoint is not None and o.pkt is not None:
                     self.to_host += 1
@@ -104,15 +107,15 @@ class NicNode(Receiver):
 
     def _out(self, o: Output) -> None:
         eg = self.egress.get(o.port)
-        if eg is not None:
+        w = o.wire
+        if eg is not None and w is not None:
             if self.ev_loss:
-                inner = o.frame[ETH_LEN + IPV6_LEN:]  # after Ethernet and the outer IPv6
-                key = (W.dqpn_of(inner), W.ev_of(inner))
+                key = (W.dqpn_of(w.inner), W.ev_of(w.inner))
                 rate = self.ev_loss.get(key)
                 if rate and self.rng.random() < rate:
                     eg.count_drop("ev_loss")
                     return
-            eg.send(o.frame, o.high_priority, o.pad)
+            eg.send(w, o.high_priority)
 
     def drop_on_ev(self, peer_qpn: int, ev: int, rate: float) -> None:
         """Drop this share of what this NIC sends to QP `peer_qpn` on EV `ev`."""

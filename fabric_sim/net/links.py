@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
+from mrc_wire.frame import Frame
 from mrc_wire.ids import DeviceId
 from sim_core.sim import Event, Sim
 from switch_model.pipeline import DepthSource, PortDepth
@@ -42,27 +43,27 @@ _EMPTY: Final = float("inf")
 
 class Receiver:
     """A device's receive side, the one interface a link delivers to
-    (htsim's): `rx(in_port, frame, pad)` as the frame's last bit arrives.
-    A class, not any callable: compiled, the call is a direct one, with no
-    argument tuple or boxed integers per hop."""
+    (htsim's): `rx(in_port, frame)` as the frame's last bit arrives (its
+    header fields: mrc_wire.frame). A class, not any callable: compiled,
+    the call is a direct one, with no argument tuple per hop."""
 
     __slots__ = ()
 
-    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
+    def rx(self, in_port: int, frame: Frame) -> None:
         raise NotImplementedError
 
 
 class CallReceiver(Receiver):
-    """A receiver that calls fn(in_port, frame, pad): for a link whose far
-    end is not a device (tests, a sink)."""
+    """A receiver that calls fn(in_port, frame): for a link whose far end
+    is not a device (tests, a sink)."""
 
     __slots__ = ("fn",)
 
-    def __init__(self, fn: Callable[[int, bytes, int], None]):
+    def __init__(self, fn: Callable[[int, Frame], None]):
         self.fn = fn
 
-    def rx(self, in_port: int, frame: bytes, pad: int = 0) -> None:
-        self.fn(in_port, frame, pad)
+    def rx(self, in_port: int, frame: Frame) -> None:
+        self.fn(in_port, frame)
 
 
 class Delivery(Event):
@@ -72,10 +73,10 @@ class Delivery(Event):
     bound method per hop, and the end of a run counts what is still on
     the wires by class (fabric_sim.net.tally)."""
 
-    __slots__ = ("egress", "epoch", "frame", "pad", "high")
+    __slots__ = ("egress", "epoch", "frame", "high")
 
-    def __init__(self, egress: Egress, epoch: int, frame: bytes, pad: int, high: bool):
-        self.egress, self.epoch, self.frame, self.pad, self.high = egress, epoch, frame, pad, high
+    def __init__(self, egress: Egress, epoch: int, frame: Frame, high: bool):
+        self.egress, self.epoch, self.frame, self.high = egress, epoch, frame, high
 
     def fire(self) -> None:
         self.egress.arrive(self)
@@ -99,7 +100,7 @@ class Egress(PortDepth):
         self.epoch = 0  # bumped when the link goes down: what was on it is lost
         self.loss = 0.0  # random loss probability (a fault)
         self.rng = rng
-        self.peer = peer  # the far end: peer.rx(peer_port, frame, pad)
+        self.peer = peer  # the far end: peer.rx(peer_port, frame)
         self.peer_port = peer_port
         self.data_cap = data_cap  # packets
         self.high_cap = high_cap
@@ -159,14 +160,14 @@ class Egress(PortDepth):
         or dropped by the sender on its way onto this link (a fault)."""
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
-        """Queue `frame` (and `pad` zero bytes after it, on the wire but not
+    def send(self, frame: Frame, high: bool) -> None:
+        """Queue `frame` (its size counts its `pad` zeros, on the wire but not
         carried: mrc_wire.packet); schedule its arrival, or drop it."""
         if not self.up:
             self.count_drop("link_down")
             return
         now = self.sim.now
-        size = len(frame) + pad
+        size = frame.size
         ser = size * self.us_per_byte
         free = self.free_at if self.free_at > now else now
         if high:
@@ -194,13 +195,13 @@ class Egress(PortDepth):
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")  # lost on the wire, after using it
             return
-        self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), depart + self.prop + self.extra)
+        self.sim.schedule(Delivery(self, self.epoch, frame, high), depart + self.prop + self.extra)
 
     def arrive(self, d: Delivery) -> None:
         if d.epoch != self.epoch:
             self.count_drop("link_down")  # the link went down while it was on it
             return
-        self.peer.rx(self.peer_port, d.frame, d.pad)
+        self.peer.rx(self.peer_port, d.frame)
 
     def set_up(self, up: bool) -> None:
         if self.up and not up:

@@ -40,6 +40,7 @@ from typing import Any
 from fabric_sim.net.links import Delivery, Egress, Receiver
 from fabric_sim.scenario.pfc_config import PfcConfig, headroom_bytes
 from mrc_wire.constants import plane_port
+from mrc_wire.frame import Frame
 from mrc_wire.ids import DeviceId
 from sim_core.sim import Sim
 
@@ -106,8 +107,8 @@ class PfcEgress(Egress):
         # its ingress limits instead, a lossless queue does not tail-drop
         self.data_cap, self.high_cap = data_cap, high_cap
         self.peak = 0  # the data queue's deepest, packets
-        self.data: deque[tuple[bytes, int, Ingress | None]] = deque()  # (frame, pad, ingress)
-        self.high: deque[tuple[bytes, int]] = deque()
+        self.data: deque[tuple[Frame, Ingress | None]] = deque()  # (frame, the ingress it holds room in)
+        self.high: deque[Frame] = deque()
         self.busy = False  # a frame on the wire
         self.tx_pkts = self.tx_bytes = 0
         # The depth a switch reads, capped below its drop threshold (PfcNet
@@ -135,7 +136,7 @@ class PfcEgress(Egress):
     def count_drop(self, reason: str) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
+    def send(self, frame: Frame, high: bool) -> None:
         if not self.up:
             self.count_drop("link_down")
             return
@@ -143,17 +144,17 @@ class PfcEgress(Egress):
             if len(self.high) >= self.high_cap:
                 self.count_drop("queue_full")
                 return
-            self.high.append((frame, pad))
+            self.high.append(frame)
         else:
             ing = self.arrival.ingress
             if ing is None:
                 if len(self.data) >= self.data_cap:
                     self.count_drop("queue_full")
                     return
-            elif not ing.admit(len(frame) + pad):
+            elif not ing.admit(frame.size):
                 self.count_drop("pfc_headroom")
                 return
-            self.data.append((frame, pad, ing))
+            self.data.append((frame, ing))
             if len(self.data) > self.peak:
                 self.peak = len(self.data)
         if not self.busy:
@@ -162,15 +163,15 @@ class PfcEgress(Egress):
     def _start(self) -> None:
         """Put the next frame on the wire: high priority first, data unless paused."""
         if self.high:
-            frame, pad = self.high[0]
+            frame = self.high[0]
             high = True
         elif self.data and not self.paused:
-            frame, pad, _ = self.data[0]
+            frame = self.data[0][0]
             high = False
         else:
             return
         self.busy = True
-        self.sim.at((len(frame) + pad) * self.us_per_byte, self._sent, high, self.epoch)
+        self.sim.at(frame.size * self.us_per_byte, self._sent, high, self.epoch)
 
     def _sent(self, high: bool, epoch: int) -> None:
         """The frame's last bit has left: free its buffer, send it on."""
@@ -178,20 +179,20 @@ class PfcEgress(Egress):
             return
         self.busy = False
         if high:
-            frame, pad = self.high.popleft()
+            frame = self.high.popleft()
         else:
-            frame, pad, ing = self.data.popleft()
+            frame, ing = self.data.popleft()
             if ing is not None:
-                ing.release(len(frame) + pad)
+                ing.release(frame.size)
             elif len(self.data) == self.data_cap - 1 and not self.paused:
                 for fn in self.on_unblock:
                     fn()
         self.tx_pkts += 1
-        self.tx_bytes += len(frame) + pad
+        self.tx_bytes += frame.size
         if self.loss and self.rng.random() < self.loss:
             self.count_drop("random_loss")
         else:
-            self.sim.schedule(Delivery(self, self.epoch, frame, pad, high), self.sim.now + self.prop + self.extra)
+            self.sim.schedule(Delivery(self, self.epoch, frame, high), self.sim.now + self.prop + self.extra)
         self._start()
 
     def arrive(self, d: Delivery) -> None:
@@ -201,7 +202,7 @@ class PfcEgress(Egress):
         arr = self.arrival
         arr.ingress = None if d.high else self.peer_ingress
         try:
-            self.peer.rx(self.peer_port, d.frame, d.pad)
+            self.peer.rx(self.peer_port, d.frame)
         finally:
             arr.ingress = None
 
@@ -234,9 +235,9 @@ class PfcEgress(Egress):
     def set_up(self, up: bool) -> None:
         if self.up and not up:
             self.epoch += 1
-            for frame, pad, ing in self.data:
+            for frame, ing in self.data:
                 if ing is not None:
-                    ing.release(len(frame) + pad)
+                    ing.release(frame.size)
             for _ in range(len(self.data) + len(self.high)):
                 self.count_drop("link_down")  # what it held is lost with it, as on a plain egress
             self.data.clear()

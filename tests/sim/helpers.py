@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric_sim import scenario
+from mrc_wire.frame import HDRS, Frame
 
 SMALL = {"planes": 4, "t0_per_plane": 4, "t1_per_plane": 4, "hosts_per_t0": 4}
 
@@ -25,3 +26,10 @@ def exactly_once(r) -> bool:
     assert v is not None, "the run kept no ledger"
     assert v.exactly_once and v.placed == v.posted, f"{r.transport.name}: {v.problems}"
     return r.complete and r.events["delivered_twice"] == 0
+
+
+def sized(size: int, tag: int = 0) -> Frame:
+    """A frame of `size` bytes on the wire (its headers carried, the rest
+    as zeros not carried), its Ethernet header filled with `tag`: for the
+    link checks, which look only at sizes and which frame arrived."""
+    return Frame(bytes([tag]) * 14, 0, 0, size - HDRS, 0, 64, bytes(16), bytes(16), b"", size - HDRS)

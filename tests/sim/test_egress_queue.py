@@ -8,12 +8,13 @@ import random
 
 from fabric_sim.net.links import CallReceiver, Egress
 from sim_core.sim import Sim, gc_frozen
+from tests.sim.helpers import sized
 
 SIZE = 1250  # bytes: 0.1 µs at 100 Gb/s
 
 
 def _egress(sim: Sim) -> Egress:
-    return Egress(sim, "a->b", 100.0, 0.5, CallReceiver(lambda port, frame, pad: None), 1, data_cap=10_000, high_cap=10,
+    return Egress(sim, "a->b", 100.0, 0.5, CallReceiver(lambda port, frame: None), 1, data_cap=10_000, high_cap=10,
                   rng=random.Random(0))
 
 
@@ -23,7 +24,7 @@ def test_depth_counts_the_packets_not_yet_departed_across_block_cuts():
     sim = Sim()
     eg = _egress(sim)
     for _ in range(600):
-        eg.send(bytes(SIZE), False)
+        eg.send(sized(SIZE), False)
     assert eg.depth() == 600
     sim.call_at(30.05, lambda: None)
     sim.run(until=30.05)
@@ -32,7 +33,7 @@ def test_depth_counts_the_packets_not_yet_departed_across_block_cuts():
     sim.call_at(59.95, lambda: None)
     sim.run(until=59.95)
     assert eg.depth() == 1
-    eg.send(bytes(SIZE), False)  # queued behind the last: leaves at 60.1 µs
+    eg.send(sized(SIZE), False)  # queued behind the last: leaves at 60.1 µs
     assert eg.depth() == 2
     sim.call_at(60.2, lambda: None)
     sim.run(until=60.2)
@@ -44,12 +45,12 @@ def test_a_full_data_queue_drops_after_block_cuts():
     eg = _egress(sim)
     eg.data_cap = 300
     for _ in range(301):
-        eg.send(bytes(SIZE), False)
+        eg.send(sized(SIZE), False)
     assert eg.drops == {"queue_full": 1}
     sim.call_at(29.95, lambda: None)
     sim.run(until=29.95)  # 299 left: room for 299 more, not 300
     for _ in range(300):
-        eg.send(bytes(SIZE), False)
+        eg.send(sized(SIZE), False)
     assert eg.depth() == 300 and eg.drops == {"queue_full": 2}
 
 

@@ -8,10 +8,12 @@ import random
 from fabric_sim.net.links import CallReceiver, Egress
 from fabric_sim.net.pfc import PfcEgress
 from fabric_sim.net.tally import on_wires
+from mrc_wire.frame import Frame
 from sim_core.sim import Sim
+from tests.sim.helpers import sized
 
 
-def _drop(port: int, frame: bytes, pad: int) -> None:
+def _drop(port: int, frame: Frame) -> None:
     pass
 
 
@@ -20,7 +22,7 @@ def test_frames_on_a_wire_are_in_flight_until_they_arrive():
     sim = Sim()
     e = Egress(sim, "a->b", 100.0, 1.0, CallReceiver(_drop), 0, data_cap=64, high_cap=64, rng=random.Random(0))
     for _ in range(3):
-        e.send(bytes(1250), False)
+        e.send(sized(1250), False)
     sim.call_at(5.0, lambda: None)  # a timer pending all along: not a frame
     sim.run(until=0.6)
     assert on_wires(sim, [e]) == 3
@@ -35,7 +37,7 @@ def test_a_pausable_egress_counts_its_queue_and_its_wire():
     sim = Sim()
     e = PfcEgress(sim, "a->b", 100.0, 0.5, CallReceiver(_drop), 0, data_cap=64, high_cap=64, rng=None)
     for _ in range(4):
-        e.send(bytes(1000), False)
+        e.send(sized(1000), False)
     sim.run(until=0.2)  # two sent (on the wire), one serializing, one waiting: both still queued here
     assert e.queued() == 2
     assert on_wires(sim, [e]) == 2 + 2

@@ -13,8 +13,9 @@ from fabric_sim.net.pfc import Arrival, Ingress, PfcEgress
 from fabric_sim.runner.run import run
 from fabric_sim.scenario import ScenarioError
 from fabric_sim.scenario.pfc_config import PfcConfig
+from mrc_wire.frame import Frame
 from sim_core.sim import Sim
-from tests.sim.helpers import make
+from tests.sim.helpers import make, sized
 
 ONE_PLANE = {"planes": 1, "t0_per_plane": 2, "t1_per_plane": 2, "hosts_per_t0": 4}
 SIZE, GBPS, PROP = 1000, 100.0, 0.5  # bytes per frame, link rate, propagation (µs)
@@ -29,7 +30,7 @@ class Hop:
         self.sim = Sim()
         self.arrivals: list[float] = []
         arrival = Arrival()
-        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, CallReceiver(lambda port, f, pad: None), 0,
+        self.down = PfcEgress(self.sim, "sw->out", GBPS, PROP, CallReceiver(lambda port, f: None), 0,
                               data_cap=1, high_cap=1, rng=None)
         self.up = PfcEgress(self.sim, "in->sw", GBPS, PROP, CallReceiver(self._rx), 0, data_cap=1000, high_cap=1,
                             rng=None)
@@ -37,9 +38,9 @@ class Hop:
         self.ing = self.up.peer_ingress = Ingress("sw:0", self.sim, xoff, xon, headroom, self.up)
         self.down.pause()
         for _ in range(frames):
-            self.up.send(bytes(SIZE), False)
+            self.up.send(sized(SIZE), False)
 
-    def _rx(self, port: int, frame: bytes, pad: int) -> None:
+    def _rx(self, port: int, frame: Frame) -> None:
         self.arrivals.append(self.sim.now)
         self.down.send(frame, False)
 

@@ -6,6 +6,7 @@ import pytest
 
 from fabric_sim.net.fabric import SwitchNode
 from mrc_wire import ids
+from mrc_wire.frame import Frame, parse_frame
 from ptf_tests.lib.fabric import DOWNLINKS, T0, TOPO, UPLINKS, carrier, frame, sid_t1
 
 
@@ -20,8 +21,8 @@ class Port:
     def depth(self) -> int:
         return self._depth
 
-    def send(self, frame: bytes, high: bool, pad: int = 0) -> None:
-        self.sent.append((len(frame) + pad, high))
+    def send(self, frame: Frame, high: bool) -> None:
+        self.sent.append((frame.size, high))
 
 
 def _node(depth: int) -> tuple[SwitchNode, Port]:
@@ -40,12 +41,13 @@ def _node(depth: int) -> tuple[SwitchNode, Port]:
 ])
 def test_queue_the_switch_hands_each_class_to(cls, depth, high, size):
     node, port = _node(depth)
-    node.rx(DOWNLINKS[0], bytes(frame(carrier(sid_t1(0)), tc=TOPO.dscp[cls] << 2, size=1000, in_port=DOWNLINKS[0])))
+    raw = bytes(frame(carrier(sid_t1(0)), tc=TOPO.dscp[cls] << 2, size=1000, in_port=DOWNLINKS[0]))
+    node.rx(DOWNLINKS[0], parse_frame(raw))
     assert port.sent == [(size, high)]
 
 
 def test_a_frame_routed_to_a_port_with_no_cable_is_counted_not_sent():
     node, port = _node(0)  # only the first uplink has a cable
-    node.rx(DOWNLINKS[0], bytes(frame(carrier(sid_t1(1)), tc=TOPO.dscp["data_trimmable"] << 2, size=1000,
-                                      in_port=DOWNLINKS[0])))
+    node.rx(DOWNLINKS[0], parse_frame(bytes(frame(carrier(sid_t1(1)), tc=TOPO.dscp["data_trimmable"] << 2, size=1000,
+                                                  in_port=DOWNLINKS[0]))))
     assert (node.unrouted, port.sent) == (1, [])

@@ -51,3 +51,9 @@ def test_the_header_stack_of_each_opcode_is_what_the_codec_reads():
     for op in range(256):
         for ts in (0, 1):
             assert sum(L.size(h) for h in L.stack(op, ts)) == W.ext_len(op, ts * C.BTH_TS), (hex(op), ts)
+
+
+def test_the_codecs_data_opcode_test_is_data_opcodes():
+    from mrc_wire import packet as W
+
+    assert [op for op in range(256) if W.is_data_opcode(op)] == list(C.DATA_OPCODES)
