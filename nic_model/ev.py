@@ -82,6 +82,7 @@ class EvProfile:
     health: bool = False
 
     slots: list[int] = field(default_factory=list)
+    in_use: dict[int, int] = field(default_factory=dict)  # EV -> slots holding it (set in __post_init__)
     state: dict[int, EvState] = field(default_factory=dict)
     good_probes: Counter[int] = field(default_factory=Counter)
     next_slot: int = 0
@@ -100,6 +101,9 @@ class EvProfile:
         if n == 0 or n & (n - 1):
             raise ValueError(f"slot count must be a power of two, got {n}")
         self.slots = list(self.home)
+        # Slots holding each EV (absent: none), kept by _write, the slots'
+        # one writer: "is it idle" and "in how many" without a scan.
+        self.in_use = dict(Counter(self.slots))
         for ev in [*self.home, *(e for pool in self.backups.values() for e in pool)]:
             self.state.setdefault(ev, EvState.GOOD)
 
@@ -196,7 +200,7 @@ class EvProfile:
         a broken path is no spare)."""
         pool = self.backups.get(ev_plane(ev), [])
         suspect = self._suspect_spines(ev_plane(ev))
-        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.slots
+        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.in_use
                       and ev_spine(b) not in suspect), None)
         if spare is None:
             return False
@@ -226,6 +230,12 @@ class EvProfile:
         self._write(slot, ev)
 
     def _write(self, slot: int, ev: int) -> None:
+        old, use = self.slots[slot], self.in_use
+        if use[old] == 1:
+            del use[old]
+        else:
+            use[old] -= 1
+        use[ev] = use.get(ev, 0) + 1
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
         self.bad_slots &= ~(1 << slot)  # a new EV in the slot: usable again
@@ -246,7 +256,7 @@ class EvProfile:
         for i, cur in enumerate(self.slots):
             if cur != ev:
                 continue
-            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slots), None)
+            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.in_use), None)
             if self.health:
                 if spare is None or ev_spine(spare) in suspect:
                     self._mark_bad(i)  # the data plane passes over it
@@ -271,9 +281,9 @@ class EvProfile:
         """A GOOD rotation EV of the same plane on a healthy spine, the one
         in fewest slots, to fill a second slot (mirror mode: the NIC sends
         on whatever the slot holds)."""
-        cands = [e for e in set(self.slots) if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
+        cands = [e for e in self.in_use if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
                  and ev_spine(e) not in suspect]
-        return min(cands, key=lambda e: (self.slots.count(e), e)) if cands else None
+        return min(cands, key=lambda e: (self.in_use[e], e)) if cands else None
 
     def _return_home(self, ev: int) -> None:
         """Put a restored EV back in its home slots."""
@@ -287,7 +297,7 @@ class EvProfile:
 
     def active(self) -> int:
         """Distinct GOOD EVs in the rotation now."""
-        return sum(1 for ev in set(self.slots) if self.state[ev] is EvState.GOOD)
+        return sum(1 for ev in self.in_use if self.state[ev] is EvState.GOOD)
 
     def plane_down(self, plane: int) -> None:
         """A NIC port (here or at the peer) is down: every EV of its plane
@@ -324,7 +334,7 @@ class EvProfile:
         for i, home in enumerate(self.home):
             if self.state[home] is EvState.PLANE_DOWN:
                 evs = alive[order[k % len(order)]]
-                ev = min(evs, key=self.slots.count)
+                ev = min(evs, key=lambda e: self.in_use.get(e, 0))
                 if self.slots[i] != ev:
                     self._write(i, ev)
                 k += 1

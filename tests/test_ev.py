@@ -145,3 +145,28 @@ def test_ecn_swap_without_an_idle_spare_skips_as_usual():
     p = EvProfile([a], {0: []}, mirror=True, ecn_swap=True)
     p.event(a, EvEvent.ECN)
     assert p.state[a] is EvState.SKIP and p.slots == [a]
+
+
+@pytest.mark.parametrize("ecn_swap, mirror, health", [(True, False, False), (False, True, False),
+                                                     (True, True, True), (False, False, False)])
+def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, health):
+    """`in_use` (what the swap's idle-spare test and the double-up read) is
+    the slots' own count after every kind of move: ECN swaps, losses and
+    probes, denials, planes down and back."""
+    import random
+    from collections import Counter
+
+    p = EvProfile.spread(planes=4, spines=4, slots=16, backups_per_plane=2)
+    p.ecn_swap, p.mirror, p.health = ecn_swap, mirror, health
+    rng = random.Random(5)
+    evs = sorted(p.state)
+    moves = 0
+    for _ in range(600):
+        ev, plane = rng.choice(evs), rng.randrange(4)
+        before = list(p.slots)
+        rng.choice([lambda: p.event(ev, EvEvent.ECN), lambda: p.event(ev, EvEvent.LOSS),
+                    lambda: p.event(ev, EvEvent.PROBE_OK), lambda: p.deny(ev), lambda: p.allow(ev),
+                    lambda: p.plane_down(plane), lambda: p.plane_up(plane)])()
+        moves += p.slots != before
+        assert p.in_use == Counter(p.slots)
+    assert moves > 20  # the mix moved slots
