@@ -30,7 +30,8 @@ from fabric_sim.runner import run_cache
 from fabric_sim.runner.run import run as simulate
 
 # NICs -> (T0 per plane, hosts per T0, spines per plane); 8 planes of 100 Gb/s everywhere.
-SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32)}
+SIZES = {64: (8, 8, 8), 256: (16, 16, 16), 1024: (32, 32, 16), 4096: (64, 64, 32), 8192: (128, 64, 32),
+         16384: (256, 64, 32)}
 MESSAGE = 2 * 1024 * 1024
 
 
