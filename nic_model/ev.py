@@ -37,6 +37,9 @@ class EvEvent(enum.Enum):
     PLANE_UP = "plane_up"
 
 
+_NO_SPINES: Final[frozenset[int]] = frozenset()  # no EV assumed bad: no suspect spine
+
+
 def make_ev(plane: int, spine: int, salt: int = 0) -> int:
     if not 0 <= plane < 8 or not 0 <= spine < 256 or not 0 <= salt < 2**21:
         raise ValueError(f"EV fields out of range: plane {plane}, spine {spine}, salt {salt}")
@@ -198,18 +201,27 @@ class EvProfile:
         but healthy, becomes the spare. False if there is no idle spare off
         the spines of the plane's EVs assumed bad (as `_vacate`: a spare on
         a broken path is no spare)."""
-        pool = self.backups.get(ev_plane(ev), [])
-        suspect = self._suspect_spines(ev_plane(ev))
-        spare = next((b for b in pool if b != ev and self.state[b] is EvState.GOOD and b not in self.in_use
+        plane = ev_plane(ev)
+        pool = self.backups.get(plane)
+        if not pool:
+            return False
+        suspect = self._suspect_spines(plane) if self.bad else _NO_SPINES
+        spare = next((b for b in pool if b != ev and b not in self.in_use and self.state[b] is EvState.GOOD
                       and ev_spine(b) not in suspect), None)
         if spare is None:
             return False
-        if ev in self.home:
-            self.home = [spare if h == ev else h for h in self.home]
+        home = self.home
+        if ev in home:  # rewritten in place, not rebuilt: most ECN marks come with a swap
+            for i in range(len(home)):
+                if home[i] == ev:
+                    home[i] = spare
             pool[pool.index(spare)] = ev
-        for i, cur in enumerate(self.slots):
-            if cur == ev:
+        slots, left, i = self.slots, self.in_use.get(ev, 0), 0
+        while left:  # its slots, and no further: in_use says how many
+            if slots[i] == ev:
                 self._write(i, spare)
+                left -= 1
+            i += 1
         self._set(spare, EvEvent.ECN, EvState.GOOD)  # logged: the spare took over after ECN
         return True
 
