@@ -85,14 +85,28 @@ class Output:
 
 
 @final
+class _Config:
+    """What the pipeline reads of its nic_config entry on every packet, as
+    native fields (the entry is a dataclass the compiled code reads
+    generically); my_addr as the bytes a packet carries."""
+
+    __slots__ = ("my_addr", "dscp_control", "dscp_trimmed", "dscp_trimmed_lasthop")
+
+    def __init__(self, c: N.NicConfig):
+        self.my_addr = c.my_addr.to_bytes(16, "big")
+        self.dscp_control, self.dscp_trimmed, self.dscp_trimmed_lasthop = \
+            c.dscp_control, c.dscp_trimmed, c.dscp_trimmed_lasthop
+
+
+@final
 class _Outer:
     """The encapsulation's fields that depend only on the EV's plane and
-    spine and the destination: built once, then reused."""
+    spine and the destination, and the plane's port: built once, then reused."""
 
-    __slots__ = ("eth", "src", "carrier")
+    __slots__ = ("eth", "src", "carrier", "port")
 
-    def __init__(self, eth: bytes, src: bytes, carrier: bytes):
-        self.eth, self.src, self.carrier = eth, src, carrier
+    def __init__(self, eth: bytes, src: bytes, carrier: bytes, port: int):
+        self.eth, self.src, self.carrier, self.port = eth, src, carrier, port
 
 
 def is_control(opcode: int) -> bool:
@@ -114,7 +128,7 @@ class NicModel:
         self.cache = cache
         self.ecn_echo = ecn_echo  # False: the receiver does not echo CE (an ablation; the P4 always does)
         self.config = N.NicConfig.default()
-        self._my_addr = self.config.my_addr.to_bytes(16, "big")  # config.my_addr as the bytes a packet carries
+        self._c = _Config(self.config)
         self.rows: dict[int, N.DestRow] = {}
         self.planes: dict[int, N.PlanePort] = {}
         self.qps: dict[int, N.QpEv] = {}
@@ -143,7 +157,7 @@ class NicModel:
             match e:
                 case N.NicConfig():
                     self.config = e
-                    self._my_addr = e.my_addr.to_bytes(16, "big")
+                    self._c = _Config(e)
                 case N.DestRow():
                     self.rows[e.row] = e
                 case N.PlanePort():
@@ -319,7 +333,7 @@ class NicModel:
         return [out]
 
     def _high(self, dscp: int) -> bool:
-        c = self.config
+        c = self._c
         return dscp == c.dscp_control or dscp == c.dscp_trimmed or dscp == c.dscp_trimmed_lasthop
 
     def _encap(self, inner: bytes, ev: int, dscp: int, ecn: int, pad: int = 0) -> Output | None:
@@ -327,6 +341,25 @@ class NicModel:
         # The destination's low 32 bits, byte by byte: compiled, native
         # arithmetic, where the whole 128-bit address would be a Python int.
         dst = (inner[36] << 24) | (inner[37] << 16) | (inner[38] << 8) | inner[39]
+        # Ethernet, next header, hop limit, source, carrier and port depend
+        # only on the EV's plane and spine and the destination: built once,
+        # then reused; a change to the tables they come from clears them.
+        key = (ev & 0x7FF) << 32 | dst  # an int: hashed and compared without a tuple
+        outer = self._outer.get(key)
+        if outer is None:
+            outer = self._outer_for(dst, ev)
+            if outer is None:
+                return None
+            if self.cache:
+                self._outer[key] = outer
+        fl = ((inner[1] & 0xF) << 16) | (inner[2] << 8) | inner[3]
+        plen = ((inner[4] << 8) | inner[5]) + IPV6_LEN
+        return Output(outer.port, Frame(outer.eth, (dscp << 2) | ecn, fl, plen, IPPROTO_IPV6, 64, outer.src,
+                                        outer.carrier, inner, pad), self._high(dscp))
+
+    def _outer_for(self, dst: int, ev: int) -> _Outer | None:
+        """dest_row, plane_port and the carrier template for destination
+        (its low 32 bits) `dst` on `ev`; None (counted) without a row or plane."""
         row = self.rows.get(dst >> 16)
         if row is None:
             self._drop("unknown_row")
@@ -335,23 +368,12 @@ class NicModel:
         if plane is None:
             self._drop("no_plane")
             return None
-        # Ethernet, next header, hop limit, source and carrier depend only on
-        # the EV's plane and spine and the destination: built once, then reused.
-        key = (ev & 0x7FF) << 32 | dst  # an int: hashed and compared without a tuple
-        outer = self._outer.get(key)
-        if outer is None:
-            p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
-            c = self.config
-            # same_row is the template's own word (the P4 reads it from dest_row).
-            carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
-            eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-            outer = _Outer(eth, plane.src_addr.to_bytes(16, "big"), carrier.to_bytes(16, "big"))
-            if self.cache:
-                self._outer[key] = outer
-        fl = ((inner[1] & 0xF) << 16) | (inner[2] << 8) | inner[3]
-        plen = ((inner[4] << 8) | inner[5]) + IPV6_LEN
-        return Output(plane.port, Frame(outer.eth, (dscp << 2) | ecn, fl, plen, IPPROTO_IPV6, 64, outer.src,
-                                        outer.carrier, inner, pad), self._high(dscp))
+        p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
+        c = self.config
+        # same_row is the template's own word (the P4 reads it from dest_row).
+        carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
+        eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
+        return _Outer(eth, plane.src_addr.to_bytes(16, "big"), carrier.to_bytes(16, "big"), plane.port)
 
     # ---- fabric to host ----------------------------------------------
     def receive(self, f: Frame) -> list[Output]:
@@ -364,8 +386,8 @@ class NicModel:
         m = W.parse(inner, pad)
         if m is None or m.opcode not in EXT_LEN:
             return self._drop("bad_inner")
-        c = self.config
-        if inner[24:40] != self._my_addr:
+        c = self._c
+        if inner[24:40] != c.my_addr:
             return self._drop("not_for_me")
         odscp, oecn = f.tc >> 2, f.tc & 3
         if m.is_data and (odscp == c.dscp_trimmed or odscp == c.dscp_trimmed_lasthop):
@@ -391,7 +413,7 @@ class NicModel:
         if m.is_data:
             return self._track(eth, m, qp)
         if m.opcode == OP_PROBE:
-            reply, ev = rx_track.on_probe(self.rx, qp, m, self.config.dscp_control)
+            reply, ev = rx_track.on_probe(self.rx, qp, m, self._c.dscp_control)
             return self._made(reply, ev, "probe_answer")
         if m.opcode == OP_SACK and qp.follow and not m.probe_response:
             ev = m.sack()[0]  # our data got through on it: the reverse EV of its plane
@@ -419,7 +441,7 @@ class NicModel:
         registers; the packet turned into a SACK or a window NACK on the
         reverse EV when one is due (a copy of new data to the host), else
         handed to the host."""
-        kind, reply, ev = rx_track.on_data(self.rx, qp, m, self.config.dscp_control, self.ecn_echo)
+        kind, reply, ev = rx_track.on_data(self.rx, qp, m, self._c.dscp_control, self.ecn_echo)
         if reply is None:
             self.rx_count += 1
             return [Output(HOST_PORT, None, False, m, eth)]
@@ -432,7 +454,7 @@ class NicModel:
     def _made(self, inner: bytes, ev: int, kind: str) -> list[Output]:
         """A packet this NIC made (`kind`: sack, probe_answer, nack) on `ev`:
         counted by kind, not as the host's traffic (ev_tx, plane_tx)."""
-        out = self._encap(rx_track.on_ev(inner, ev), ev, dscp=self.config.dscp_control, ecn=0)
+        out = self._encap(rx_track.on_ev(inner, ev), ev, dscp=self._c.dscp_control, ecn=0)
         if out is None:
             return []
         self.other_events[kind] += 1
@@ -441,7 +463,7 @@ class NicModel:
         return [out]
 
     def _nack(self, eth: bytes, inner: bytes, m: W.Mrc, odscp: int, pad: int) -> list[Output]:
-        c = self.config
+        c = self._c
         qp = self.peers.get(m.dqpn)
         if qp is None:
             return self._drop("unknown_qp")
