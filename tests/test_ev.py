@@ -164,9 +164,10 @@ def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, he
     for _ in range(600):
         ev, plane = rng.choice(evs), rng.randrange(4)
         before = list(p.slots)
-        rng.choice([lambda: p.event(ev, EvEvent.ECN), lambda: p.event(ev, EvEvent.LOSS),
-                    lambda: p.event(ev, EvEvent.PROBE_OK), lambda: p.deny(ev), lambda: p.allow(ev),
-                    lambda: p.plane_down(plane), lambda: p.plane_up(plane)])()
+        move, *args = rng.choice([(p.event, ev, EvEvent.ECN), (p.event, ev, EvEvent.LOSS),
+                                  (p.event, ev, EvEvent.PROBE_OK), (p.deny, ev), (p.allow, ev),
+                                  (p.plane_down, plane), (p.plane_up, plane)])
+        move(*args)
         moves += p.slots != before
         assert p.in_use == Counter(p.slots)
     assert moves > 20  # the mix moved slots
