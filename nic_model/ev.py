@@ -159,7 +159,10 @@ class EvProfile:
 
     def _set(self, ev: int, event: EvEvent, st: EvState) -> None:
         # Only _set makes or unmakes ASSUMED_BAD: `bad` is what probing() returns.
-        (self.bad.add if st is EvState.ASSUMED_BAD else self.bad.discard)(ev)
+        if st is EvState.ASSUMED_BAD:  # not a bound method chosen per call: compiled, a direct one
+            self.bad.add(ev)
+        else:
+            self.bad.discard(ev)
         self.state[ev] = st
         self.log.append((ev, event, st))
         if self.clock is not None:

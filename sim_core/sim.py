@@ -260,3 +260,24 @@ class gc_frozen:  # lower case: used as a context manager, as contextlib's are n
         if self._was_enabled:
             gc.enable()
         gc.unfreeze()
+
+
+class gc_paused:  # lower case: a context manager, as gc_frozen
+    """The collector off while a fabric is built, back as it was after.
+    What a build makes lives for the whole run (gc_frozen freezes it when
+    the run starts, after one collection that finds any cycle the build
+    made), so collections during the build walked it again and again for
+    nothing: 1.3 s of gc in a 49 s run at 1,024 NICs, about half of it
+    the build's."""
+
+    def __init__(self) -> None:
+        self._was_enabled = True
+
+    def __enter__(self) -> gc_paused:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was_enabled:
+            gc.enable()

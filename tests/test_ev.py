@@ -171,3 +171,16 @@ def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, he
         moves += p.slots != before
         assert p.in_use == Counter(p.slots)
     assert moves > 20  # the mix moved slots
+
+
+def test_an_ecn_swap_moves_every_slot_of_the_ev_not_only_its_home_slots():
+    """A loss doubled `a` up into `b`'s slot; `a`'s ECN swap then moves both
+    of its slots to the spare, the one outside its home too."""
+    a, b, s = make_ev(0, 0), make_ev(0, 1), make_ev(0, 2)
+    p = EvProfile([a, b], {0: []}, mirror=True, ecn_swap=True)  # mirror: a lost EV's slot doubles up
+    p.event(b, EvEvent.LOSS)
+    assert p.slots == [a, a]
+    p.backups[0].append(s)
+    p.state[s] = EvState.GOOD
+    p.event(a, EvEvent.ECN)
+    assert p.slots == [s, s] and p.home == [s, b] and p.backups[0] == [a]

@@ -22,7 +22,7 @@ from fabric_sim.transports import qps
 from fabric_sim.transports.qps import QpLink
 from fabric_sim.transports.transport import Site, Timers
 from nic_model.host import Host
-from sim_core.sim import Sim, gc_frozen
+from sim_core.sim import Sim, gc_frozen, gc_paused
 
 
 @dataclass
@@ -74,6 +74,12 @@ class RunResult:
 def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
         hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
     """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
+    with gc_paused():  # the build's objects live for the whole run: no collection walks them as they are made
+        return _run(sc, t, progress, hooks)
+
+
+def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
+         hooks: Sequence[tuple[float, Callable[[Fabric], None]]]) -> RunResult:
     wall = time.perf_counter()
     ecfg = sc.endpoint
     footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped

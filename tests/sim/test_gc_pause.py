@@ -28,3 +28,27 @@ def test_a_run_leaves_no_reference_cycle_for_the_paused_collector(case, monkeypa
     for t in sc.transports:
         R.run(sc, t)
     assert [p.cycles for p in pauses] == [0] * len(sc.transports)
+
+
+def test_the_build_runs_with_the_collector_off_and_a_run_leaves_it_as_it_was(monkeypatch):
+    import gc
+
+    seen = []
+    real = R.Fabric
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())  # as the fabric is built
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "Fabric", spy)
+    name, over = timing.CASES[0]
+    path = SCENARIOS / name
+    sc = scenario.parse({**read_mapping(path), **over}, str(path), path.parent)
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            R.run(sc, sc.transports[0])
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+    assert seen == [False, False]
