@@ -44,6 +44,11 @@ TESTS = ["tests/", "ptf_tests/switch/", "ptf_tests/nic/"]
 SKIP_TESTS = ["tests/paper", "ptf_tests/switch/test_kernel_conformance.py", "ptf_tests/switch/test_p4runtime_shell.py",
               "tests/config/test_makefile.py", "tests/config/test_package.py", "tests/test_ci.py",
               "tests/test_packages.py"]
+# And two tests whose child process runs the mutated code in a directory of
+# its own, where mutmut's trampolines cannot find their configuration (in
+# mutmut's clean run, which stops at the first failure, they failed it).
+DESELECT = ["tests/config/test_hostile_files.py::test_no_cli_waits_on_a_fifo",
+            "tests/config/test_sim_hostile.py::test_sigterm_keeps_the_variants_that_finished"]
 COPIED = [
     "mrc_wire",
     "sim_core",
@@ -80,7 +85,7 @@ def sync() -> None:
             shutil.copy2(src, dst)
     (WORK / "bmv2_configs" / "build").mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "bmv2_configs" / "build", WORK / "bmv2_configs" / "build", dirs_exist_ok=True)
-    deselect = "\n".join(f"    --ignore={p}" for p in SKIP_TESTS)
+    deselect = "\n".join([f"    --ignore={p}" for p in SKIP_TESTS] + [f"    --deselect={t}" for t in DESELECT])
     (WORK / "setup.cfg").write_text(
         "[mutmut]\nsource_paths =\n" + "".join(f"    {d}\n" for d in dict.fromkeys(t.split('/')[0] for t in TARGETS))
         + "only_mutate =\n" + "".join(f"    {t}*\n" if t.endswith("/") else f"    {t}\n" for t in TARGETS)
@@ -158,7 +163,7 @@ def section(res: dict[str, int | None], elapsed: float, tried_now: int) -> list[
     lines = [
         SECTION,
         "",
-        f"mutmut over {', '.join(TARGETS)}; tests: {', '.join(TESTS)} (less {', '.join(SKIP_TESTS)}).",
+        f"mutmut over {', '.join(TARGETS)}; tests: {', '.join(TESTS)} (less {', '.join(SKIP_TESTS + DESELECT)}).",
         f"- mutants: {len(res):,}; tried: {len(res) - c['not tried']:,} ({c['not tried']:,} left for later runs)",
         f"- killed {c['killed']}, timed out {c['timeout']} (counted as killed), survived {c['survived']}, "
         f"no test reaches {c['no tests']}, other {c['other']}",

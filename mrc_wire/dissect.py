@@ -60,6 +60,8 @@ def _pcap(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def _pcapng(data: bytes) -> Iterator[tuple[int, bytes]]:
+    if len(data) < 28:  # a section header block is 28 bytes at least: shorter is a cut file, not an empty one
+        raise CaptureError("pcapng section header cut short")
     links: list[int] = []
     end, at = "<", 0
     while at + 12 <= len(data):

@@ -8,6 +8,8 @@ import struct
 import subprocess
 import sys
 
+import pytest
+
 from mrc_wire import dissect, pcap
 from mrc_wire import packet as W
 from mrc_wire.constants import (
@@ -85,3 +87,16 @@ def test_a_file_that_is_not_a_capture_is_one_line_and_exit_1(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mrc_wire.dissect", str(bad)], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 1 and out.stderr.strip() == f"error: {bad}: not pcap or pcapng (magic 68656c6c)"
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"", "too short for a capture header"),
+    (b"\xd4\xc3", "too short for a capture header"),
+    (b"\xd4\xc3\xb2\xa1", "pcap header cut short"),  # a magic alone: the file's own header is cut
+    (b"\xd4\xc3\xb2\xa1" + bytes(19), "pcap header cut short"),
+    (b"\x0a\x0d\x0d\x0a", "pcapng section header cut short"),  # not an empty capture
+    (b"\x0a\x0d\x0d\x0a" + bytes(23), "pcapng section header cut short"),
+])
+def test_a_capture_cut_short_is_an_error_saying_where(data, why):
+    with pytest.raises(dissect.CaptureError, match=why):
+        list(dissect.frames(data))
