@@ -29,8 +29,8 @@ _TIME: Final = operator.attrgetter("time")
 # The calendar's bucket width. Below the fabric's shortest hop (a link's
 # propagation, 0.25 µs or more in every scenario), so a frame's arrival
 # always lands in a later bucket than the one running, appended and not
-# heaped; wide enough that a bucket holds many events at scale (about
-# 3,000 at 1,024 NICs).
+# heaped; wide enough that a bucket holds many events at scale, so that
+# one sort serves many of them.
 BUCKET_US: Final = 0.125
 # Times past this (a timer never meant to fire) share one last bucket,
 # where int(time / width) would overflow.
