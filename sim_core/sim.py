@@ -232,36 +232,6 @@ class Sim:
         return None if ev is None else ev.time
 
 
-class gc_frozen:  # lower case: used as a context manager, as contextlib's are named
-    """Run a simulation with the garbage collector paused, and what exists
-    when it starts (the fabric, its tables, the endpoints) frozen out of
-    its sight. A packet-hop allocates an event tuple: with the collector
-    on, those allocations triggered collections that walked the packets
-    in flight again and again (5% of a compiled run at 256 NICs; before
-    the freeze, a full collection walked the whole fabric). A run makes no
-    reference cycles (its events, packets and records are trees), so
-    nothing is left for the collector: at the end it collects once and
-    keeps the count in `cycles`, which tests/sim/test_gc_pause.py holds
-    at 0 on runs that take every hot path."""
-
-    def __init__(self) -> None:
-        self.cycles = -1  # unreachable objects the run made, found at its end
-        self._was_enabled = True
-
-    def __enter__(self) -> gc_frozen:
-        gc.collect()
-        gc.freeze()
-        self._was_enabled = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cycles = gc.collect()
-        if self._was_enabled:
-            gc.enable()
-        gc.unfreeze()
-
-
 class gc_paused:  # lower case: a context manager, as gc_frozen
     """The collector off while a fabric is built, back as it was after.
     What a build makes lives for the whole run (gc_frozen freezes it when
@@ -281,3 +251,31 @@ class gc_paused:  # lower case: a context manager, as gc_frozen
     def __exit__(self, *exc: object) -> None:
         if self._was_enabled:
             gc.enable()
+
+
+class gc_frozen(gc_paused):  # lower case: used as a context manager, as contextlib's are named
+    """Run a simulation with the garbage collector paused, and what exists
+    when it starts (the fabric, its tables, the endpoints) frozen out of
+    its sight. A packet-hop allocates an event object: with the collector
+    on, those allocations triggered collections that walked the packets
+    in flight again and again (5% of a compiled run at 256 NICs; before
+    the freeze, a full collection walked the whole fabric). A run makes no
+    reference cycles (its events, packets and records are trees), so
+    nothing is left for the collector: at the end it collects once and
+    keeps the count in `cycles`, which tests/sim/test_gc_pause.py holds
+    at 0 on runs that take every hot path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cycles = -1  # unreachable objects the run made, found at its end
+
+    def __enter__(self) -> gc_frozen:
+        gc.collect()
+        gc.freeze()
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cycles = gc.collect()
+        super().__exit__(*exc)
+        gc.unfreeze()
