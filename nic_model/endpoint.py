@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ipaddress
 import random
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -217,7 +216,7 @@ class Endpoint(W.PacketHost):
     def _on_ev(self, qp: QueuePair, inf: Inflight) -> None:
         q = qp.by_ev.get(inf.ev)
         if q is None:
-            q = qp.by_ev[inf.ev] = deque()
+            q = qp.by_ev[inf.ev] = []
         q.append(inf)
         qp.ev_tx[inf.ev] += 1
 

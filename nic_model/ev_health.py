@@ -65,14 +65,22 @@ def plane_slots(words: tuple[int, int, int], planes: int, valid: int) -> int:
 class EvHealth:
     """The health registers of one NIC and its ev_slots table."""
 
-    __slots__ = ("skip", "bad", "peer_down", "port_down", "ev_slots", "changes")
+    __slots__ = ("skip", "bad", "peer_down", "port_down", "ev_slots", "changes", "keep", "digests")
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
+        """`keep` False: no controller reads the digests (the timed fabric,
+        whose hosts learn their EVs' state from their own packets), so they
+        are counted in `digests` and not kept: kept, they grew without end
+        (215,825 of them, 21 MiB, 30 µs into a 1,024-NIC run)."""
+        self.keep = keep
+        self.digests = 0  # changes made, kept or not
         self.skip: list[int] = []
         self.bad: list[int] = []
         self.peer_down: list[int] = []
         self.port_down = 0
-        self.ev_slots: dict[tuple[int, int], int] = {}  # (QP index, EV) -> slot bits
+        # (QP index, EV) -> slot bits, keyed QP index << 32 | EV (an EV is
+        # 32 bits): an int key, hashed with no tuple made per lookup.
+        self.ev_slots: dict[int, int] = {}
         self.changes: list[EvChange] = []  # the digests, in order (the caller drains them)
 
     def ensure(self, qp_index: int) -> None:
@@ -80,6 +88,11 @@ class EvHealth:
             self.skip.append(0)
             self.bad.append(0)
             self.peer_down.append(0)
+
+    def drain(self) -> list[EvChange]:
+        """The changes kept since the last drain, in order."""
+        out, self.changes = self.changes, []
+        return out
 
     def reset(self) -> None:
         for regs in (self.skip, self.bad, self.peer_down):
@@ -110,23 +123,29 @@ class EvHealth:
         consumed = skip & passed
         if consumed:
             self.skip[i] = skip & ~consumed
-            self.changes.append(EvChange(i, EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD, 0, 0))
+            self.digests += 1
+            if self.keep:
+                self.changes.append(EvChange(i, EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD, 0, 0))
         return (t + k) & qp.mask, (turn + k + 1) & 0xFFFF
 
     # ---- receive: evidence in a packet ------------------------------------
     def mark_skip(self, qp_index: int, ev: int, reason: int) -> None:
         """A SACK's congestion mark or a TRIMMED NACK for data on `ev`: its slots skip once."""
-        new = self.ev_slots.get((qp_index, ev), 0) & ~self.skip[qp_index]
+        new = self.ev_slots.get(qp_index << 32 | ev, 0) & ~self.skip[qp_index]
         if new:
             self.skip[qp_index] |= new
-            self.changes.append(EvChange(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0))
+            self.digests += 1
+            if self.keep:
+                self.changes.append(EvChange(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0))
 
     def port_status(self, qp_index: int, down: int) -> None:
         """The peer's port status (ERTH): the planes of its ports that are down."""
         old = self.peer_down[qp_index]
         if old != down:
             self.peer_down[qp_index] = down
-            self.changes.append(EvChange(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down))
+            self.digests += 1
+            if self.keep:
+                self.changes.append(EvChange(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down))
 
     # ---- the control plane's side ---------------------------------------
     def move(self, qp_index: int, slot: int, old: int | None, new: int) -> None:
@@ -134,10 +153,11 @@ class EvHealth:
         EV `new` instead of `old` (None: it held none)."""
         bit = 1 << slot
         if old is not None:
-            key = (qp_index, old)
+            key = qp_index << 32 | old
             left = self.ev_slots.get(key, 0) & ~bit
             if left:
                 self.ev_slots[key] = left
             else:
                 self.ev_slots.pop(key, None)
-        self.ev_slots[(qp_index, new)] = self.ev_slots.get((qp_index, new), 0) | bit
+        key = qp_index << 32 | new
+        self.ev_slots[key] = self.ev_slots.get(key, 0) | bit

@@ -123,7 +123,7 @@ class NicModel:
     megaflow cache would; `cache=False` builds them for every packet (the
     fuzz tests hold the two equal)."""
 
-    def __init__(self, name: str = "nic", *, cache: bool = True, ecn_echo: bool = True):
+    def __init__(self, name: str = "nic", *, cache: bool = True, ecn_echo: bool = True, digests: bool = True):
         self.name = name
         self.cache = cache
         self.ecn_echo = ecn_echo  # False: the receiver does not echo CE (an ablation; the P4 always does)
@@ -135,7 +135,9 @@ class NicModel:
         self.slots: dict[int, int] = {}
         self.peers: dict[int, N.QpPeer] = {}  # local QP number -> its qp_peer entry
         self.rx = RxTrack()  # the receiver's registers (nic_model/rx_track.py)
-        self.health = EvHealth()  # the path-health registers and ev_slots (nic_model/ev_health.py)
+        # The path-health registers and ev_slots (nic_model/ev_health.py);
+        # `digests` False: its changes are counted, not kept for ev_changes.
+        self.health = EvHealth(keep=digests)
         self._slot_qp: dict[int, N.QpEv] = {}  # slot -> the QP whose range holds it (health QPs)
         self._pick_sink: Callable[[int, int, int], None] | None = None
         self.rotation: Counter[int] = Counter()
@@ -217,8 +219,10 @@ class NicModel:
 
     def ev_changes(self) -> list[N.EvChange]:
         """The EV events the data plane made since the last call (its digests)."""
-        out, self.health.changes = self.health.changes, []
-        return out
+        if not self.health.keep:
+            raise RuntimeError(f"{self.name}: built with digests=False: its {self.health.digests} digests were "
+                               "counted, not kept")
+        return self.health.drain()
 
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
         """The host's write of local QP `qpn`'s reverse EV of `plane` (the

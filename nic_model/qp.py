@@ -100,7 +100,11 @@ class QueuePair:
     sack_cum: int = 0  # cum_psn of the last SACK bitmap processed, and that bitmap
     sack_bits: int = 0
     ack_at: float = -1.0  # last ACK or SACK received
-    by_ev: dict[int, deque[Inflight]] = field(default_factory=dict)  # EV -> deque of its copies in send order
+    # EV -> its copies in send order, not yet known delivered or lost. A
+    # list, not a deque: it holds a few copies (an ACK takes them from the
+    # front), and a QP has one per EV it sends on, where an empty deque is
+    # 760 bytes (64 EVs: 48 KiB a QP, 0.4 GiB at 8,192 NICs).
+    by_ev: dict[int, list[Inflight]] = field(default_factory=dict)
     srtt: float | None = None
     min_rtt: float | None = None
     error: str | None = None  # set when the QP gives up: reported, never silent

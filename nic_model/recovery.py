@@ -101,13 +101,17 @@ class LossRecovery:
         delivered, and not acknowledged, are lost. Certain, so the EV is
         blamed (a trimmed copy is NACKed before a later copy's ACK returns)."""
         q = qp.by_ev.get(hit.ev)
-        while q:
-            inf = q.popleft()
+        if not q:
+            return
+        k = 0
+        for inf in q:  # nothing below adds to or takes from q
+            k += 1
             if inf is hit:
-                return
+                break
             if qp.outstanding(inf):
                 self.stats.retx_sack += 1
                 self._lost(qp, inf, EvEvent.LOSS)
+        del q[:k]  # those before it, and it
 
     def detect_losses(self, qp: QueuePair) -> None:
         """RACK-style, across paths: a copy sent more than the reorder window

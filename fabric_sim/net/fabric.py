@@ -158,7 +158,9 @@ class Fabric:
                 self._switch(ids.t1(p, j), planner.t1_state(p, j))
             self.progress(f"building the fabric: switches of plane {p + 1}/{t.planes}")
         for n in range(t.nics):
-            self.nics.append(NicNode(n, NicModel(str(ids.nic(n)), ecn_echo=self.ecn_echo), self.rng))
+            # No controller reads the NICs' path-health digests here: counted, not kept.
+            model = NicModel(str(ids.nic(n)), ecn_echo=self.ecn_echo, digests=False)
+            self.nics.append(NicNode(n, model, self.rng))
         for i, (a, pa, b, pb, plane) in enumerate(t.cables()):
             if i % 4096 == 0:
                 self.progress(f"building the fabric: {i:,} cables")

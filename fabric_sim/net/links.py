@@ -18,7 +18,6 @@ queue's depth through `LiveDepth`; a link only queues, carries and drops.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -85,7 +84,7 @@ class Delivery(Event):
 class Egress(PortDepth):
     __slots__ = ("name", "sim", "gbps", "prop", "extra", "up", "epoch", "loss", "rng", "peer", "peer_port",
                  "data_cap", "high_cap", "free_at", "hi_free_at", "departures", "head", "head_at", "hi_departures",
-                 "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
+                 "hi_head", "tx_pkts", "tx_bytes", "drops", "owner", "port", "plane", "kind", "us_per_byte")
 
     def __init__(self, sim: Sim, name: str, gbps: float, prop_us: float, peer: Receiver,
                  peer_port: int, *, data_cap: int, high_cap: int, rng: Any, owner: DeviceId | None = None,
@@ -116,7 +115,11 @@ class Egress(PortDepth):
         # item. While it is empty any value does (n - head is 0 either way),
         # so a link going down leaves it; the next send sets it.
         self.head_at = _EMPTY
-        self.hi_departures: deque[float] = deque()
+        # The high-priority queue's departure times, the same way (a list
+        # and an index, not a deque: an empty deque is 760 bytes, and there
+        # are two links per cable).
+        self.hi_departures: list[float] = []
+        self.hi_head = 0
         self.tx_pkts = 0
         self.tx_bytes = 0
         self.drops: dict[str, int] = {}
@@ -171,10 +174,16 @@ class Egress(PortDepth):
         ser = size * self.us_per_byte
         free = self.free_at if self.free_at > now else now
         if high:
-            d = self.hi_departures
-            while d and d[0] <= now:
-                d.popleft()
-            if len(d) >= self.high_cap:
+            d, h = self.hi_departures, self.hi_head
+            n = len(d)
+            while h < n and d[h] <= now:
+                h += 1
+            if h >= 64 and 2 * h >= n:
+                del d[:h]
+                n -= h
+                h = 0
+            self.hi_head = h
+            if n - h >= self.high_cap:
                 self.count_drop("queue_full")
                 return
             depart = (self.hi_free_at if self.hi_free_at > now else now) + ser
@@ -209,6 +218,7 @@ class Egress(PortDepth):
             self.departures.clear()
             self.head = 0
             self.hi_departures.clear()
+            self.hi_head = 0
             self.free_at = self.hi_free_at = self.sim.now
         self.up = up
 

@@ -61,3 +61,26 @@ def test_a_run_freezes_what_exists_pauses_the_collector_and_restores_it():
         assert not gc.isenabled()
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
+
+
+def test_the_high_priority_queue_holds_high_cap_however_long_it_runs():
+    """10 high-priority packets fit, the 11th is dropped; each round drains them all, and 30 rounds (300
+    departures, past the 64 at which the departed are cut off) hold the same cap; half drained, 5 more fit."""
+    sim = Sim()
+    eg = _egress(sim)
+    t = 0.0
+    for round_ in range(30):
+        for _ in range(11):
+            eg.send(sized(SIZE), True)
+        assert eg.drops == {"queue_full": round_ + 1}
+        t += 1.05  # 10 x 0.1 µs: all gone
+        sim.call_at(t, lambda: None)
+        sim.run(until=t)
+    for _ in range(10):
+        eg.send(sized(SIZE), True)
+    t += 0.55  # 5 of them have left
+    sim.call_at(t, lambda: None)
+    sim.run(until=t)
+    for _ in range(6):
+        eg.send(sized(SIZE), True)
+    assert eg.drops == {"queue_full": 31} and eg.tx_pkts == 30 * 10 + 15
