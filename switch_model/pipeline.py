@@ -10,14 +10,17 @@ into fields and the same stages run on both.
 The stages follow p4src/switch/: sanity (sanity.p4), the uSID shift
 (usid.p4), routing and the neighbour rewrite (routing.p4, forward.p4), then
 congestion (congestion.p4: ECN and trimming from the egress queue's depth).
-The first four depend only on the frame's source and destination addresses
-and the tables, so their outcome is cached per address (`Decision`), as a
-megaflow cache would: the first packet to an address runs them, later ones
-replay the result; the queue depth, hop limit and length are read per
-packet. `cache=False` runs every stage for every packet (the fuzz tests
-hold the two equal). The depth source is given at construction: the timed
-fabric's live queues, or a settable table (`set_qdepth`) for tests and the
-PTF model target.
+Sanity and the shift are byte tests and moves on the packet's addresses.
+Routing and the rewrite depend only on the locator the shift picks (block
+and next uSID, usid.p4's meta.locator) and the tables, so their outcome is
+cached per locator (`Route`), as a megaflow cache would: the first packet
+to a locator runs them, later ones replay the result. A cache per
+address, as before, held one entry per path through the switch: 255,000
+at 1,024 NICs, where a switch has a few dozen locators. `cache=False`
+runs every stage for every packet (the fuzz tests hold the two equal).
+The depth source is given at construction: the timed fabric's live
+queues, or a settable table (`set_qdepth`) for tests and the PTF model
+target.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ from typing import Final, final
 from mrc_wire import entries as S
 from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE
 from mrc_wire.frame import HDRS, Frame, not_ipv6_frame, parse_frame
-from mrc_wire.usid import ARG_MASK, shift
 
 _UNSPECIFIED: Final = bytes(16)
 _LOOPBACK: Final = bytes(15) + b"\x01"
+_NO_ARGUMENT: Final = bytes(10)  # the 80 bits after block:uSID, all zero: the packet is for this switch
+_USID_FILL: Final = bytes(2)  # what the shift brings in at the end
 
 
 def unroutable(addr: bytes) -> bool:
@@ -94,22 +98,30 @@ class PortDepth:
         raise NotImplementedError
 
 
+def locator(dst: bytes) -> int:
+    """The address's block and active uSID (its first 48 bits): my_usid's
+    key, and routing's for a packet in transit. Byte by byte: compiled,
+    native arithmetic on a 48-bit int, where the address would be a
+    128-bit Python int."""
+    return (dst[0] << 40) | (dst[1] << 32) | (dst[2] << 24) | (dst[3] << 16) | (dst[4] << 8) | dst[5]
+
+
 @final
-class Decision:
-    """What the address-only stages decided for one destination: a drop
-    reason of the stage that drops (sanity before the length check,
-    routing after it), or the egress port (its counters and its queue's
-    depth), the shifted destination, the neighbour's rewritten Ethernet
-    header and whether the neighbour is a host (the last hop)."""
+class Route:
+    """What routing and the neighbour rewrite decided for one locator:
+    no route (`port` -1), or the egress port (its counters and its queue's
+    depth), the neighbour (None: none configured), its rewritten Ethernet
+    header and whether it is a host (the last hop)."""
 
-    __slots__ = ("sanity_drop", "route_drop", "port", "dst", "neighbour", "eth", "counters", "queue", "host_facing")
+    __slots__ = ("port", "neighbour", "eth", "counters", "queue", "host_facing")
 
-    def __init__(self, sanity_drop: str | None, route_drop: str | None, port: int, dst: bytes,
-                 neighbour: S.PortNeighbour | None, eth: bytes, counters: PortCounters | None,
+    def __init__(self, port: int, neighbour: S.PortNeighbour | None, eth: bytes, counters: PortCounters | None,
                  queue: PortDepth | None):
-        self.sanity_drop, self.route_drop, self.port, self.dst = sanity_drop, route_drop, port, dst
-        self.neighbour, self.eth, self.counters, self.queue = neighbour, eth, counters, queue
+        self.port, self.neighbour, self.eth, self.counters, self.queue = port, neighbour, eth, counters, queue
         self.host_facing = neighbour is not None and neighbour.host_facing
+
+
+_NO_ROUTE: Final = Route(-1, None, b"", None, None)
 
 
 @final
@@ -186,7 +198,7 @@ class SwitchModel:
         self._port_list: list[PortCounters | None] = []
         self.drops: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
-        self._decisions: dict[bytes, Decision] = {}  # destination address -> Decision
+        self._routes: dict[int, Route] = {}  # locator (block:32, uSID:16) -> Route
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -203,7 +215,7 @@ class SwitchModel:
                 self._thresholds = Thresholds(e)
             else:
                 raise TypeError(f"not a switch table entry: {e!r}")
-        self._decisions.clear()  # decided from the tables: decide again
+        self._routes.clear()  # decided from the tables: decide again
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
@@ -218,7 +230,7 @@ class SwitchModel:
                 self.dscp_class.pop(e.dscp, None)
             else:
                 raise TypeError(f"not a deletable switch table entry: {e!r}")
-        self._decisions.clear()
+        self._routes.clear()
 
     def set_qdepth(self, port: int, depth: int) -> None:
         """The data-queue depth (packets) the next decision on `port` sees
@@ -266,30 +278,28 @@ class SwitchModel:
     def port_drop(self) -> Counter[int]:
         return self._by_port("drop")
 
-    # ---- the address-only stages (sanity, usid, routing, forward) ----------
-    def decide(self, dst: bytes) -> Decision:
-        """Run the stages that depend only on the destination and the tables."""
-        if unroutable(dst):
-            return Decision("bad_destination", None, 0, dst, None, b"", None, None)
-        da = int.from_bytes(dst, "big")
-        if da >> 80 in self.my_locators:
-            if da & ARG_MASK == 0:
-                return Decision(None, "for_me", 0, dst, None, b"", None, None)
-            da = shift(da)
-        port = self.routes.get(da >> 80)
+    # ---- routing and the neighbour rewrite (routing.p4, forward.p4) ---------
+    def route(self, loc: int) -> Route:
+        """The route of locator `loc` (block:32, uSID:16) and its neighbour."""
+        port = self.routes.get(loc)
         if port is None:
-            return Decision(None, "no_route", 0, dst, None, b"", None, None)
+            return _NO_ROUTE
         nb = self.neighbours.get(port)
         eth = b"" if nb is None else nb.dst_mac.to_bytes(6, "big") + nb.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-        return Decision(None, None, port, da.to_bytes(16, "big"), nb, eth, self.counters(port), self.depth.port(port))
+        return Route(port, nb, eth, self.counters(port), self.depth.port(port))
 
-    def _decision(self, dst: bytes) -> Decision:
+    @property
+    def routes_cached(self) -> int:
+        """Locators whose route is cached (the megaflow cache's size)."""
+        return len(self._routes)
+
+    def _route(self, loc: int) -> Route:
         if not self.cache:
-            return self.decide(dst)
-        d = self._decisions.get(dst)
-        if d is None:
-            d = self._decisions[dst] = self.decide(dst)
-        return d
+            return self.route(loc)
+        r = self._routes.get(loc)
+        if r is None:
+            r = self._routes[loc] = self.route(loc)
+        return r
 
     # ---- one frame -----------------------------------------------------------
     def process(self, in_port: int, frame: bytes, pad: int = 0) -> Output | None:
@@ -317,30 +327,40 @@ class SwitchModel:
         if unroutable(f.src):
             self._drop(in_port, "bad_source")
             return None
-        d = self._decision(f.dst)
-        if d.sanity_drop is not None:
-            self._drop(in_port, d.sanity_drop)
+        dst = f.dst
+        if unroutable(dst):
+            self._drop(in_port, "bad_destination")
             return None
         if f.plen > len(f.inner) + f.pad:
             self._drop(in_port, "bad_length")
             return None
-        if d.route_drop is not None:
-            self._drop(in_port, d.route_drop)
+        # usid.p4: our own uSID is dropped and the rest shifted up; routing
+        # reads the block with the next uSID.
+        loc = locator(dst)
+        if loc in self.my_locators:
+            if dst[6:] == _NO_ARGUMENT:
+                self._drop(in_port, "for_me")
+                return None
+            loc = (loc >> 16 << 16) | (dst[6] << 8) | dst[7]
+            dst = dst[:4] + dst[6:] + _USID_FILL
+        r = self._route(loc)
+        if r.port < 0:
+            self._drop(in_port, "no_route")
             return None
         if f.hlim <= 1:
             self._drop(in_port, "hop_limit")
             return None
-        if d.neighbour is None:
+        if r.neighbour is None:
             self._drop(in_port, "no_neighbour")
             return None
-        return self._congestion(in_port, f, d)
+        return self._congestion(in_port, f, r, dst)
 
-    def _congestion(self, in_port: int, f: Frame, d: Decision) -> Output | None:
+    def _congestion(self, in_port: int, f: Frame, d: Route, dst: bytes) -> Output | None:
         """congestion.p4: ECN marking and trimming from the egress queue's
         depth, the priority queue for the priority class and trimmed stubs."""
         c = self._thresholds
         q = d.queue
-        assert q is not None  # a decision with a neighbour has its port's queue
+        assert q is not None  # a route has its port's queue
         depth = q.depth()
         dscp, ecn = f.tc >> 2, f.tc & 3
         if ecn != 0 and depth >= c.ecn and (not d.host_facing or self.mark_last_hop):
@@ -363,8 +383,8 @@ class SwitchModel:
                     inner = inner[:keep]
                 pad = keep - len(inner)
         pc = d.counters
-        assert pc is not None  # a decision with a neighbour has its port's counters
+        assert pc is not None  # a route has its port's counters
         pc.tx += 1
         pc.tx_bytes += HDRS + len(inner) + pad
-        return Output(d.port, Frame(d.eth, (dscp << 2) | ecn, f.fl, plen, f.nh, f.hlim - 1, f.src, d.dst, inner, pad),
+        return Output(d.port, Frame(d.eth, (dscp << 2) | ecn, f.fl, plen, f.nh, f.hlim - 1, f.src, dst, inner, pad),
                       high)
