@@ -121,7 +121,6 @@ class Endpoint(W.PacketHost):
         self.port_sink = port_sink
         self._bad_pushed: dict[int, int] = {}
         self._by_peer: dict[int, QueuePair] = {}  # peer QP number -> QP (sent_on)
-        self._slots_pushed: dict[int, int] = {}
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
         self.errors: list[tuple[int, str]] = []
@@ -272,12 +271,8 @@ class Endpoint(W.PacketHost):
         if self.bad_sink is not None and bad != self._bad_pushed.get(qp.qpn, 0):
             self._bad_pushed[qp.qpn] = bad
             self.bad_sink(qp.qpn, bad)
-        if self.slot_sink is not None:
-            done = self._slots_pushed.get(qp.qpn, 0)
-            if len(qp.profile.slot_writes) > done:
-                writes = qp.profile.slot_writes[done:]
-                self._slots_pushed[qp.qpn] = done + len(writes)
-                self.slot_sink(qp.qpn, writes)
+        if self.slot_sink is not None and qp.profile.slot_writes:
+            self.slot_sink(qp.qpn, qp.profile.take_writes())
 
     def _send_control(self, qp: QueuePair, ev: int, op: int, psn: int, ext: bytes) -> None:
         """A probe, probe reply or endpoint request to the peer, in the

@@ -75,6 +75,9 @@ class EvProfile:
     ecn_swap: bool = False
     # When set (a function giving the time), `times[i]` is when log[i] happened.
     clock: Callable[[], float] | None = None
+    # False: no `log` (a run's QPs that are not traced: kept, it grew by an
+    # entry per state change, 283,000 of them in a 1,024-NIC run); `trace`.
+    keep_log: bool = True
     # Health mode (with mirror): the NIC's data plane keeps the slots'
     # health (nic_model/ev_health.py) and picks each packet's slot: it skips
     # an EV once on a congestion mark or a TRIMMED NACK, and passes over
@@ -92,7 +95,8 @@ class EvProfile:
     turns: int = 0
     skip_until: dict[int, int] = field(default_factory=dict)
     log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
-    slot_writes: list[tuple[int, int]] = field(default_factory=list)  # (slot, EV) for the data plane
+    # (slot, EV) for the data plane, in order, until taken (`take_writes`)
+    slot_writes: list[tuple[int, int]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
     bad_slots: int = 0  # health mode: the slots the data plane passes over as assumed bad (bit s: slot s)
@@ -125,6 +129,21 @@ class EvProfile:
             rotation.append([make_ev(p, s, salt=(salt + i) // spines) for i, s in enumerate(used)])
         # Interleave planes so consecutive packets use different planes.
         return cls([rotation[p][i] for i in range(per_plane) for p in range(planes)], backups)
+
+    def trace(self, clock: Callable[[], float] | None) -> None:
+        """Log every state change, timed by `clock` (None: untimed), or,
+        `trace(None)` after `untraced()`, untimed again."""
+        self.keep_log, self.clock = True, clock
+
+    def untraced(self) -> None:
+        """Keep no log: nothing reads it."""
+        self.keep_log, self.clock = False, None
+
+    def take_writes(self) -> list[tuple[int, int]]:
+        """The slot writes made since the last take, in order; forgotten
+        here (the endpoint hands them to its NIC)."""
+        out, self.slot_writes = self.slot_writes, []
+        return out
 
     def next_ev(self) -> int:
         """The EV of the next packet: the rotation's next slot, passing over a
@@ -164,9 +183,10 @@ class EvProfile:
         else:
             self.bad.discard(ev)
         self.state[ev] = st
-        self.log.append((ev, event, st))
-        if self.clock is not None:
-            self.times.append(self.clock())
+        if self.keep_log:
+            self.log.append((ev, event, st))
+            if self.clock is not None:
+                self.times.append(self.clock())
 
     def event(self, ev: int, event: EvEvent) -> None:
         """Apply an EV event (DESIGN.md section 7)."""

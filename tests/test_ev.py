@@ -184,3 +184,24 @@ def test_an_ecn_swap_moves_every_slot_of_the_ev_not_only_its_home_slots():
     p.state[s] = EvState.GOOD
     p.event(a, EvEvent.ECN)
     assert p.slots == [s, s] and p.home == [s, b] and p.backups[0] == [a]
+
+
+def test_an_untraced_profile_keeps_no_log_and_a_traced_one_times_each_change():
+    p = EvProfile.spread(planes=2, spines=2, slots=4)
+    p.untraced()
+    p.event(p.home[1], EvEvent.ECN)
+    assert p.state[p.home[1]] is EvState.SKIP and p.log == [] and p.times == []
+    now = [7.5]
+    p.trace(lambda: now[0])
+    p.event(p.home[2], EvEvent.NACK_TRIMMED)
+    assert p.log == [(p.home[2], EvEvent.NACK_TRIMMED, EvState.SKIP)] and p.times == [7.5]
+
+
+def test_slot_writes_taken_are_forgotten_and_later_ones_kept():
+    p = EvProfile.spread(planes=2, spines=4, slots=4)
+    p.mirror = True
+    p.event(p.home[1], EvEvent.LOSS)
+    first = p.take_writes()
+    assert len(first) == 1 and first[0][0] == 1 and p.slot_writes == [] and p.take_writes() == []
+    p.event(p.home[2], EvEvent.LOSS)
+    assert [s for s, _ in p.take_writes()] == [2]

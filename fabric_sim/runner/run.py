@@ -90,8 +90,13 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
                  egress=pfc.PfcEgress if t.pfc else Egress, progress=progress, ecn_echo=tr.nic_echoes_ce)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     qps.install(fab, plan.specs, progress)
-    for traced in list(links.values())[:TRACED]:
-        traced[0].prof_a.clock = lambda: sim.now
+    for i, pair in enumerate(links.values()):  # the first QP of the first TRACED pairs logs its EVs' changes
+        for k, q in enumerate(pair):
+            if i < TRACED and k == 0:
+                q.prof_a.trace(lambda: sim.now)
+            else:
+                q.prof_a.untraced()
+            q.prof_b.untraced()
     rtt = fab.base_rtt(ecfg.mtu)
     drv = wiring.driver(plan, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes

@@ -12,6 +12,7 @@ from collections import Counter
 from control_plane import nic_plan
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.net.ledger import Ledger
+from fabric_sim.runner import run as run_mod
 from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from mrc_wire.segment import Cut, Segment
 from nic_model.qp import Pending
@@ -107,3 +108,17 @@ def test_every_nic_of_a_fabric_shares_the_dest_row_entries_of_a_row():
     a, b = nic_plan.nic_state(sc.topology, 0), nic_plan.nic_state(sc.topology, 15)
     assert a.rows[2] is b.rows[2] and a.rows[0] is not b.rows[0]
     assert [(e.row, e.same_row) for e in a.rows] == [(0, True), (1, False), (2, False), (3, False)]
+
+
+def test_only_the_traced_qps_of_a_run_log_their_evs_changes():
+    """The first QP of each of the first TRACED pairs logs, timed (its trace goes to the results); no
+    other profile keeps a log (it grew by an entry per change, unread)."""
+    sc = make({"pattern": "permutation", "message_bytes": 20_000})
+    fabs = []
+    run_mod.run(sc, sc.transports[0], hooks=[(0.0, fabs.append)])
+    profiles = [(q.qpn, q.profile) for node in fabs[0].nics if node.endpoint is not None
+                for q in node.endpoint.qps.values()]
+    logging = [p for _, p in profiles if p.keep_log]
+    assert 0 < len(logging) <= run_mod.TRACED < len(profiles)
+    assert all(p.clock is not None for p in logging)
+    assert all(p.log == [] for _, p in profiles if not p.keep_log)
