@@ -131,8 +131,7 @@ class EvProfile:
         return cls([rotation[p][i] for i in range(per_plane) for p in range(planes)], backups)
 
     def trace(self, clock: Callable[[], float] | None) -> None:
-        """Log every state change, timed by `clock` (None: untimed), or,
-        `trace(None)` after `untraced()`, untimed again."""
+        """Log every state change, timed by `clock` (None: untimed)."""
         self.keep_log, self.clock = True, clock
 
     def untraced(self) -> None:

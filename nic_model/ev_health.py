@@ -89,6 +89,14 @@ class EvHealth:
             self.bad.append(0)
             self.peer_down.append(0)
 
+    def _digest(self, qp_index: int, reason: int, ev: int, slots: int, old: int, new: int, down: int,
+                up: int) -> None:
+        """A change the data plane made: counted, and kept if asked (its
+        fields as EvChange's; none is built when not kept)."""
+        self.digests += 1
+        if self.keep:
+            self.changes.append(EvChange(qp_index, reason, ev, slots, old, new, down, up))
+
     def drain(self) -> list[EvChange]:
         """The changes kept since the last drain, in order."""
         out, self.changes = self.changes, []
@@ -123,9 +131,7 @@ class EvHealth:
         consumed = skip & passed
         if consumed:
             self.skip[i] = skip & ~consumed
-            self.digests += 1
-            if self.keep:
-                self.changes.append(EvChange(i, EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD, 0, 0))
+            self._digest(i, EVR_ROTATION, 0, consumed, EVS_SKIP, EVS_GOOD, 0, 0)
         return (t + k) & qp.mask, (turn + k + 1) & 0xFFFF
 
     # ---- receive: evidence in a packet ------------------------------------
@@ -134,18 +140,14 @@ class EvHealth:
         new = self.ev_slots.get(qp_index << 32 | ev, 0) & ~self.skip[qp_index]
         if new:
             self.skip[qp_index] |= new
-            self.digests += 1
-            if self.keep:
-                self.changes.append(EvChange(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0))
+            self._digest(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0)
 
     def port_status(self, qp_index: int, down: int) -> None:
         """The peer's port status (ERTH): the planes of its ports that are down."""
         old = self.peer_down[qp_index]
         if old != down:
             self.peer_down[qp_index] = down
-            self.digests += 1
-            if self.keep:
-                self.changes.append(EvChange(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down))
+            self._digest(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down)
 
     # ---- the control plane's side ---------------------------------------
     def move(self, qp_index: int, slot: int, old: int | None, new: int) -> None:

@@ -40,6 +40,20 @@ _NO_CABLE: Final = _NoCable()
 _EMPTY: Final = float("inf")
 
 
+def _pass_departed(d: list[float], h: int, now: float) -> int:
+    """The index in `d` (departure times in order, those before `h`
+    departed) of the first departure after `now`. The departed are cut off
+    in blocks, not one by one: once there are 256 of them and they are at
+    least half the list."""
+    n = len(d)
+    while h < n and d[h] <= now:
+        h += 1
+    if h >= 256 and 2 * h >= n:
+        del d[:h]
+        h = 0
+    return h
+
+
 class Receiver:
     """A device's receive side, the one interface a link delivers to
     (htsim's): `rx(in_port, frame)` as the frame's last bit arrives (its
@@ -143,13 +157,8 @@ class Egress(PortDepth):
         n = len(d)
         if now < self.head_at:
             return n - h
-        while h < n and d[h] <= now:
-            h += 1
-        if h >= 256 and 2 * h >= n:
-            del d[:h]
-            n -= h
-            h = 0
-        self.head = h
+        h = self.head = _pass_departed(d, h, now)
+        n = len(d)
         self.head_at = d[h] if h < n else _EMPTY
         return n - h
 
@@ -174,16 +183,9 @@ class Egress(PortDepth):
         ser = size * self.us_per_byte
         free = self.free_at if self.free_at > now else now
         if high:
-            d, h = self.hi_departures, self.hi_head
-            n = len(d)
-            while h < n and d[h] <= now:
-                h += 1
-            if h >= 64 and 2 * h >= n:
-                del d[:h]
-                n -= h
-                h = 0
-            self.hi_head = h
-            if n - h >= self.high_cap:
+            d = self.hi_departures
+            h = self.hi_head = _pass_departed(d, self.hi_head, now)
+            if len(d) - h >= self.high_cap:
                 self.count_drop("queue_full")
                 return
             depart = (self.hi_free_at if self.hi_free_at > now else now) + ser

@@ -65,7 +65,7 @@ def test_a_run_freezes_what_exists_pauses_the_collector_and_restores_it():
 
 def test_the_high_priority_queue_holds_high_cap_however_long_it_runs():
     """10 high-priority packets fit, the 11th is dropped; each round drains them all, and 30 rounds (300
-    departures, past the 64 at which the departed are cut off) hold the same cap; half drained, 5 more fit."""
+    departures, past the 256 at which the departed are cut off) hold the same cap; half drained, 5 more fit."""
     sim = Sim()
     eg = _egress(sim)
     t = 0.0
