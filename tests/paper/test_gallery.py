@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from mrc_paper.__main__ import main
+from mrc_paper.__main__ import main, undelivered
+from mrc_paper.experiments import Finding
 
 
 def test_one_experiment_writes_its_figure_gallery_section_and_numbers(tmp_path, capsys, ray_cluster):
@@ -108,3 +109,12 @@ def test_every_shipped_seeded_claim_re_runs_runs_of_its_experiment_with_other_se
         mine = [(label, rs.scenario.seed, todo) for label, rs, todo in jobs[1:] if label and label[0] == c.id]
         assert len(mine) == c.seeded - 1 and len({s for _, s, _ in mine} | {jobs[0][1].scenario.seed}) == c.seeded
         assert all(todo and {k for k, _ in todo} <= base for _, _, todo in mine)
+
+
+def test_a_run_that_did_not_deliver_is_named_with_its_experiment():
+    a, b = Finding("fig09c"), Finding("fig08")
+    a.delivered("mrc", True)
+    a.delivered("oblivious", False)
+    b.delivered("mrc", True)
+    assert undelivered({"fig09c": a, "fig08": b}) == [
+        "not every message delivered exactly once: fig09c: oblivious (counted apart from the claims)"]
