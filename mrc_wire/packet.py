@@ -355,7 +355,7 @@ def cut_short(ip: bytes) -> bool:
         return False
     if len(ip) < need:
         return True
-    if int.from_bytes(ip[42:44], "big") != ROCE_PORT:
+    if (ip[42] << 8 | ip[43]) != ROCE_PORT:  # byte by byte: compiled, no slice made
         return False
     need += BTH_LEN
     if len(ip) < need:

@@ -205,7 +205,11 @@ def on_data(rx: RxTrack, qp: QpPeer, m: W.Mrc, dscp_control: int, ecn_echo: bool
 
 def on_ev(inner: bytes, ev: int) -> bytes:
     """A packet the NIC made, on `ev`: its inner UDP source port and flow
-    label (the flow label's top bits cleared, as the P4's on_ev)."""
+    label (the flow label's top bits cleared, as the P4's on_ev). A packet
+    already on `ev` (a SACK or probe answer built on it) is returned as
+    it is: the writes would change no byte."""
+    if (inner[40] << 8 | inner[41]) == ev >> 16 and inner[1] & 0xF == 0 and (inner[2] << 8 | inner[3]) == ev & 0xFFFF:
+        return inner
     b = bytearray(inner)
     b[40:42] = (ev >> 16).to_bytes(2, "big")
     b[1] &= 0xF0

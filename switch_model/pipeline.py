@@ -184,6 +184,8 @@ class SwitchModel:
         self.routes: dict[int, int] = {}
         self.neighbours: dict[int, S.PortNeighbour] = {}
         self.dscp_class: dict[int, int] = {}
+        # The same table by DSCP (6 bits), read on every hop: an index, not a hash probe.
+        self._class_of = [CLASS_NORMAL] * 64
         self.congestion = S.CongestionConfig.default()
         self._thresholds = Thresholds(self.congestion)
         self._static: QueueDepths | None = None
@@ -210,6 +212,8 @@ class SwitchModel:
                 self.neighbours[e.port] = e
             elif isinstance(e, S.DscpClass):
                 self.dscp_class[e.dscp] = e.cls
+                if 0 <= e.dscp < 64:  # another key matches no DSCP, in the dict as in the P4's exact table
+                    self._class_of[e.dscp] = e.cls
             elif isinstance(e, S.CongestionConfig):
                 self.congestion = e
                 self._thresholds = Thresholds(e)
@@ -228,6 +232,8 @@ class SwitchModel:
                 self.neighbours.pop(e.port, None)
             elif isinstance(e, S.DscpClass):
                 self.dscp_class.pop(e.dscp, None)
+                if 0 <= e.dscp < 64:
+                    self._class_of[e.dscp] = CLASS_NORMAL
             else:
                 raise TypeError(f"not a deletable switch table entry: {e!r}")
         self._routes.clear()
@@ -366,7 +372,7 @@ class SwitchModel:
         if ecn != 0 and depth >= c.ecn and (not d.host_facing or self.mark_last_hop):
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
-        cls = self.dscp_class.get(dscp, CLASS_NORMAL)
+        cls = self._class_of[dscp]
         high = cls == CLASS_PRIORITY
         inner, pad, plen = f.inner, f.pad, f.plen
         if not high and depth >= c.trim:

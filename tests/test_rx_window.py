@@ -6,6 +6,8 @@ host's receiver took 65,536 PSNs and dropped the rest silently); the
 sender keeps its new PSNs inside it. The numbers are literal so that a
 changed window fails here."""
 
+import random
+
 from mrc_wire import packet as W
 from mrc_wire.constants import ECT0, NACK_PSN_OOR_WINDOW, OP_NACK, OP_SACK, OP_WRITE_ONLY
 from mrc_wire.entries import QpPeer
@@ -76,3 +78,17 @@ def test_the_sender_never_sends_a_new_psn_1024_or_more_past_its_cumulative_point
     assert [p.psn for p in sent] == list(range(1_024))
     a.receive(W.build(B_ADDR, A_ADDR, 46, 0, 0, OP_SACK, 1, 0, W.sack_ext(sent[0].ev, 1, 0, 0)))
     assert [p.psn for p in map(W.parse, frames[len(sent):]) if p.is_data] == [1_024]
+
+
+def test_on_ev_writes_the_ev_and_returns_a_packet_already_on_it_as_it_is():
+    rng = random.Random(5)
+    for _ in range(200):
+        p = rng.randbytes(64)
+        ev = rng.getrandbits(32)
+        want = bytearray(p)
+        want[40:42] = (ev >> 16).to_bytes(2, "big")
+        want[1] &= 0xF0
+        want[2:4] = (ev & 0xFFFF).to_bytes(2, "big")
+        got = R.on_ev(p, ev)
+        assert got == bytes(want)
+        assert R.on_ev(got, ev) is got  # already on it: nothing made

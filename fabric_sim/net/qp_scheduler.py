@@ -50,6 +50,7 @@ class QpScheduler:
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
         self.held = 0  # packets that waited (for reports and tests)
+        self._ports: list[Egress] = []  # egress's values, in its order
 
     def serve(self, endpoint: Endpoint) -> None:
         """The endpoint whose packets this scheduler holds (built after it:
@@ -77,8 +78,11 @@ class QpScheduler:
         self._drain()
 
     def _room(self) -> int:
+        ports = self._ports
+        if len(ports) != len(self.egress):  # cabled after this was built: listed again
+            ports = self._ports = list(self.egress.values())
         room = 0
-        for e in self.egress.values():
+        for e in ports:  # a list, not the dict's values: read on every data packet
             if e.up:
                 room += self.depth - e.depth()
         return room
