@@ -37,6 +37,16 @@ def carrier_int(block: int, sids: list[int]) -> int:
     return value << 16 * (6 - len(sids))
 
 
+def spine_sid(plane: int, spine: int) -> int:
+    """The T1 uSID of `spine` on `plane`: a cross-row path's second uSID."""
+    return (TIER_T1 << 14) | (plane << 11) | spine
+
+
+# Where a cross-row carrier's spine uSID sits: bytes 6 and 7, after the
+# block (4 bytes) and the source row's T0 uSID (2 bytes).
+SPINE_AT = 6
+
+
 def path_sids(plane: int, src_row: int, dst_row: int, downlink: int, spine: int) -> list[int]:
     """The uSIDs of one path (DESIGN.md section 3): via a spine unless the
     destination is in the source's row."""
@@ -44,7 +54,7 @@ def path_sids(plane: int, src_row: int, dst_row: int, downlink: int, spine: int)
     dl = (TIER_DL << 14) | (plane << 11) | downlink
     if src_row == dst_row:
         return [t0 | src_row, dl]
-    return [t0 | src_row, (TIER_T1 << 14) | (plane << 11) | spine, t0 | dst_row, dl]
+    return [t0 | src_row, spine_sid(plane, spine), t0 | dst_row, dl]
 
 
 def shift(da: int) -> int:

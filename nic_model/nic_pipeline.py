@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, final
+from typing import Any, Final, final
 
 from mrc_wire import entries as N
 from mrc_wire import packet as W
@@ -40,7 +40,7 @@ from mrc_wire.constants import (
     SETH_M_SKIP_ONCE,
 )
 from mrc_wire.frame import Frame, not_ipv6_frame, parse_frame
-from mrc_wire.usid import carrier_int, path_sids
+from mrc_wire.usid import SPINE_AT, carrier_int, path_sids, spine_sid
 from nic_model import rx_track
 from nic_model.ev_health import EvHealth
 from nic_model.rx_track import RxTrack
@@ -98,15 +98,24 @@ class _Config:
             c.dscp_control, c.dscp_trimmed, c.dscp_trimmed_lasthop
 
 
+# The spine uSIDs as the 2 bytes a carrier holds, by plane << 8 | spine
+# (EV[2:0], EV[10:3]): made once, shared by every NIC.
+_SPINE_SIDS: Final = [spine_sid(p, s).to_bytes(2, "big") for p in range(8) for s in range(256)]
+
+
 @final
 class _Outer:
     """The encapsulation's fields that depend only on the EV's plane and
-    spine and the destination, and the plane's port: built once, then reused."""
+    the destination, and the plane's port: built once, then reused. The
+    carrier is whole for a destination in our row (no spine on its path);
+    across rows it is `head`, the EV's spine uSID, `tail`, put together
+    per packet: cached per spine as well, a NIC kept 512 of these per
+    destination at 32 spines and 8,192 NICs."""
 
-    __slots__ = ("eth", "src", "carrier", "port")
+    __slots__ = ("eth", "src", "carrier", "head", "tail", "port")
 
-    def __init__(self, eth: bytes, src: bytes, carrier: bytes, port: int):
-        self.eth, self.src, self.carrier, self.port = eth, src, carrier, port
+    def __init__(self, eth: bytes, src: bytes, carrier: bytes | None, head: bytes, tail: bytes, port: int):
+        self.eth, self.src, self.carrier, self.head, self.tail, self.port = eth, src, carrier, head, tail, port
 
 
 def is_control(opcode: int) -> bool:
@@ -150,7 +159,7 @@ class NicModel:
         self.drops: Counter[str] = Counter()
         self.nacks: Counter[int] = Counter()
         self.other_events: Counter[str] = Counter()
-        self._outer: dict[int, _Outer] = {}  # EV[10:0] << 32 | destination[31:0] -> headers
+        self._outer: dict[int, _Outer] = {}  # EV[2:0] << 32 | destination[31:0] -> headers
 
     def install(self, entries: Iterable[object]) -> None:
         for e in entries:
@@ -336,6 +345,11 @@ class NicModel:
         self.tx_count += 1
         return [out]
 
+    @property
+    def headers_cached(self) -> int:
+        """(Plane, destination) pairs whose outer headers are cached."""
+        return len(self._outer)
+
     def _high(self, dscp: int) -> bool:
         c = self._c
         return dscp == c.dscp_control or dscp == c.dscp_trimmed or dscp == c.dscp_trimmed_lasthop
@@ -345,10 +359,11 @@ class NicModel:
         # The destination's low 32 bits, byte by byte: compiled, native
         # arithmetic, where the whole 128-bit address would be a Python int.
         dst = (inner[36] << 24) | (inner[37] << 16) | (inner[38] << 8) | inner[39]
-        # Ethernet, next header, hop limit, source, carrier and port depend
-        # only on the EV's plane and spine and the destination: built once,
-        # then reused; a change to the tables they come from clears them.
-        key = (ev & 0x7FF) << 32 | dst  # an int: hashed and compared without a tuple
+        # Ethernet, next header, hop limit, source, port and the carrier
+        # but its spine uSID depend only on the EV's plane and the
+        # destination: built once, then reused; a change to the tables they
+        # come from clears them.
+        key = (ev & 7) << 32 | dst  # an int: hashed and compared without a tuple
         outer = self._outer.get(key)
         if outer is None:
             outer = self._outer_for(dst, ev)
@@ -356,10 +371,13 @@ class NicModel:
                 return None
             if self.cache:
                 self._outer[key] = outer
+        carrier = outer.carrier
+        if carrier is None:  # across rows: the EV's spine between
+            carrier = outer.head + _SPINE_SIDS[(ev & 7) << 8 | (ev >> 3) & 0xFF] + outer.tail
         fl = ((inner[1] & 0xF) << 16) | (inner[2] << 8) | inner[3]
         plen = ((inner[4] << 8) | inner[5]) + IPV6_LEN
         return Output(outer.port, Frame(outer.eth, (dscp << 2) | ecn, fl, plen, IPPROTO_IPV6, 64, outer.src,
-                                        outer.carrier, inner, pad), self._high(dscp))
+                                        carrier, inner, pad), self._high(dscp))
 
     def _outer_for(self, dst: int, ev: int) -> _Outer | None:
         """dest_row, plane_port and the carrier template for destination
@@ -372,12 +390,17 @@ class NicModel:
         if plane is None:
             self._drop("no_plane")
             return None
-        p, spine, k = ev & 7, (ev >> 3) & 0xFF, dst & 0x7FF
+        p, k = ev & 7, dst & 0x7FF
         c = self.config
         # same_row is the template's own word (the P4 reads it from dest_row).
-        carrier = carrier_int(c.block, path_sids(p, c.my_row, c.my_row if row.same_row else row.row, k, spine))
+        dst_row = c.my_row if row.same_row else row.row
+        # The carrier of spine 0, cut where a spine's uSID goes (path_sids
+        # has one only across rows).
+        carrier = carrier_int(c.block, path_sids(p, c.my_row, dst_row, k, 0)).to_bytes(16, "big")
+        whole = carrier if dst_row == c.my_row else None
         eth = plane.dst_mac.to_bytes(6, "big") + plane.src_mac.to_bytes(6, "big") + b"\x86\xdd"
-        return _Outer(eth, plane.src_addr.to_bytes(16, "big"), carrier.to_bytes(16, "big"), plane.port)
+        return _Outer(eth, plane.src_addr.to_bytes(16, "big"), whole, carrier[:SPINE_AT], carrier[SPINE_AT + 2:],
+                      plane.port)
 
     # ---- fabric to host ----------------------------------------------
     def receive(self, f: Frame) -> list[Output]:
