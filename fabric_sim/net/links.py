@@ -40,15 +40,22 @@ _NO_CABLE: Final = _NoCable()
 _EMPTY: Final = float("inf")
 
 
+# Departed entries a queue's list keeps at most before it cuts them off
+# (while they are at least half the list): each is a boxed float, and at
+# 256 the links' lists held 3 million of them, 42,000 live, 30 µs into a
+# 1,024-NIC run (about 96 MiB of its 430 MiB peak).
+_CUT: Final = 16
+
+
 def _pass_departed(d: list[float], h: int, now: float) -> int:
     """The index in `d` (departure times in order, those before `h`
     departed) of the first departure after `now`. The departed are cut off
-    in blocks, not one by one: once there are 256 of them and they are at
-    least half the list."""
+    in blocks, not one by one: once there are _CUT of them and they are at
+    least half the list (so each entry is moved at most once per cut)."""
     n = len(d)
     while h < n and d[h] <= now:
         h += 1
-    if h >= 256 and 2 * h >= n:
+    if h >= _CUT and 2 * h >= n:
         del d[:h]
         h = 0
     return h

@@ -19,7 +19,7 @@ def _egress(sim: Sim) -> Egress:
 
 
 def test_depth_counts_the_packets_not_yet_departed_across_block_cuts():
-    """600 packets queued at 0 leave every 0.1 µs: at 30.05 µs, 300 have left (past the 256 at which the
+    """600 packets queued at 0 leave every 0.1 µs: at 30.05 µs, 300 have left (past the 16 at which the
     departed are cut off), 300 remain, the next leaving at 30.1 µs; at 59.95 µs one remains."""
     sim = Sim()
     eg = _egress(sim)
@@ -65,7 +65,7 @@ def test_a_run_freezes_what_exists_pauses_the_collector_and_restores_it():
 
 def test_the_high_priority_queue_holds_high_cap_however_long_it_runs():
     """10 high-priority packets fit, the 11th is dropped; each round drains them all, and 30 rounds (300
-    departures, past the 256 at which the departed are cut off) hold the same cap; half drained, 5 more fit."""
+    departures, past the 16 at which the departed are cut off) hold the same cap; half drained, 5 more fit."""
     sim = Sim()
     eg = _egress(sim)
     t = 0.0
@@ -84,3 +84,17 @@ def test_the_high_priority_queue_holds_high_cap_however_long_it_runs():
     for _ in range(6):
         eg.send(sized(SIZE), True)
     assert eg.drops == {"queue_full": 31} and eg.tx_pkts == 30 * 10 + 15
+
+
+def test_a_busy_link_keeps_few_departed_entries():
+    """1,000 packets, each sent as the one before leaves: the lists of both queues keep under 2 x 16 entries
+    (each a boxed float: kept, they were most of a run's heap)."""
+    sim = Sim()
+    eg = _egress(sim)
+    for i in range(1000):
+        t = 0.1 * i + 0.05
+        sim.call_at(t, lambda: None)
+        sim.run(until=t)
+        eg.send(sized(SIZE), i % 2 == 0)
+    assert eg.depth() == 1
+    assert len(eg.departures) < 32 and len(eg.hi_departures) < 32
