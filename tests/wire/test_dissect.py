@@ -81,6 +81,16 @@ def test_pcapng_is_read_too():
     assert json.loads(line)["seth"]["cack_psn"] == 99
 
 
+def test_a_big_endian_pcap_is_read_in_its_own_byte_order():
+    """libpcap writes the host's byte order: magic a1b2c3d4 first is big-endian (the mutation run's survivor:
+    every file read as little-endian passed the tests)."""
+    frame = _frames()[2]
+    head = struct.pack(">IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)  # Ethernet
+    rec = struct.pack(">IIII", 0, 0, len(frame), len(frame)) + frame
+    [line] = list(dissect.lines(head + rec))
+    assert json.loads(line)["seth"]["cack_psn"] == 99
+
+
 def test_a_file_that_is_not_a_capture_is_one_line_and_exit_1(tmp_path):
     bad = tmp_path / "x.pcap"
     bad.write_bytes(b"hello world")

@@ -57,3 +57,10 @@ def test_the_codecs_data_opcode_test_is_data_opcodes():
     from mrc_wire import packet as W
 
     assert [op for op in range(256) if W.is_data_opcode(op)] == list(C.DATA_OPCODES)
+
+
+def test_a_field_not_given_packs_as_zero():
+    """AETH is syndrome:8 then MSN:24 (DESIGN.md section 6): the MSN left out is three zero bytes (the
+    mutation run's survivor: a default of 1 passed every test)."""
+    assert L.pack("aeth", syndrome=0x1F) == bytes([0x1F, 0, 0, 0])
+    assert L.pack("aeth") == bytes(4)
