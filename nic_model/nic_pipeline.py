@@ -109,8 +109,8 @@ class _Outer:
     the destination, and the plane's port: built once, then reused. The
     carrier is whole for a destination in our row (no spine on its path);
     across rows it is `head`, the EV's spine uSID, `tail`, put together
-    per packet: cached per spine as well, a NIC kept 512 of these per
-    destination at 32 spines and 8,192 NICs."""
+    per packet. (Cached per spine too, as it was, a NIC kept 512 of these
+    per destination at 32 spines and 8,192 NICs.)"""
 
     __slots__ = ("eth", "src", "carrier", "head", "tail", "port")
 
