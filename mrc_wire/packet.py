@@ -45,6 +45,7 @@ from mrc_wire.constants import (
     SACK_EXT_LEN,
     SACK_OFFSET,
     SETH_CC_TYPE,
+    SETH_LEN,
     TSETH_FTYPE,
     TSETH_LEN,
     UDP_LEN,
@@ -61,6 +62,9 @@ _UDP_BTH: Final = struct.Struct("!HHHHBBHII")
 # headers.pack/unpack by tests/wire/test_codec.py):
 _DATA: Final = struct.Struct("!HHHHQII")  # METH (rqmsn, msn), TSETH (timestamp, tsr|ftype), RETH (va, r_key, dmalen)
 _SACK: Final = struct.Struct("!BBhIHHIBBhQHHI")  # SETH then CC_STATE
+# The fields of a SACK that `Mrc.sack` returns, the rest skipped: 6 values
+# unpacked where all 14 were (each a boxed int, made and dropped per SACK).
+_SACK_READ: Final = struct.Struct("!xBhI4xI2xhQ")  # m|pr, ack_psn_offset, ev, cack_psn, sack_offset, bitmap
 _NACK: Final = struct.Struct("!BBBBIHHIBBH")  # NETH
 _PROBE: Final = struct.Struct("!BBBBHHHHHH")  # PETH
 _AETH: Final = struct.Struct("!I")
@@ -261,9 +265,11 @@ class Mrc:
     def data(self) -> tuple[int, int, int]:
         """(msg_id, offset, msg_len) of a data packet, from its RETH
         (data_ext: va = msg_id << 32 | offset, dmalen = msg_len)."""
-        at = HDR_LEN + METH_LEN + (TSETH_LEN if self.flags & BTH_TS else 0)
-        va = int.from_bytes(self.raw[at:at + 8], "big")
-        return va >> 32, va & 0xFFFFFFFF, int.from_bytes(self.raw[at + 12:at + 16], "big")
+        r, at = self.raw, HDR_LEN + METH_LEN + (TSETH_LEN if self.flags & BTH_TS else 0)
+        # Byte by byte, as __init__: compiled, native reads with no slice made.
+        return ((r[at] << 24) | (r[at + 1] << 16) | (r[at + 2] << 8) | r[at + 3],
+                (r[at + 4] << 24) | (r[at + 5] << 16) | (r[at + 6] << 8) | r[at + 7],
+                (r[at + 12] << 24) | (r[at + 13] << 16) | (r[at + 14] << 8) | r[at + 15])
 
     def tx_timestamp(self) -> int:
         """A data packet's TSETH timestamp (0 without one)."""
@@ -276,7 +282,7 @@ class Mrc:
         """(echoed EV, congestion mark m, cum, ack_psn, bitmap) of a SACK:
         cum the first PSN not received (cack_psn + 1), bitmap bit k PSN
         cum + 1 + k, whatever sack_offset the sender chose."""
-        (_, b1, ack_off, ev, _, _, cack, _, _, sack_off, bitmap, _, _, _) = _SACK.unpack_from(self.raw, HDR_LEN)
+        b1, ack_off, ev, cack, sack_off, bitmap = _SACK_READ.unpack_from(self.raw, HDR_LEN)
         cack &= 0xFFFFFF
         shift = sack_off - SACK_OFFSET
         if shift > 0:
@@ -388,6 +394,7 @@ def parse(raw: bytes, pad: int = 0) -> Mrc | None:
 
 
 assert _DATA.size == METH_LEN + TSETH_LEN + 16 and _SACK.size == SACK_EXT_LEN and _NACK.size == NETH_LEN
+assert _SACK_READ.size == SETH_LEN  # what it reads ends with SETH
 assert _PROBE.size == PETH_LEN and _AETH.size == AETH_LEN and _ERTH.size == ERTH_LEN
 _NACK_LEN: Final = UDP_LEN + BTH_LEN + NETH_LEN + ICRC_LEN  # a NACK's UDP length
 

@@ -51,6 +51,24 @@ def make_ev(plane: int, spine: int, salt: int = 0) -> int:
 RESTORE_AFTER: Final = 3
 
 
+def _bits_of(evs: list[int]) -> dict[int, int]:
+    """EV -> the positions holding it in `evs`, a bit per position."""
+    out: dict[int, int] = {}
+    for i, ev in enumerate(evs):
+        out[ev] = out.get(ev, 0) | 1 << i
+    return out
+
+
+def _bit_indices(bits: int) -> list[int]:
+    """The positions of the 1 bits of `bits`, lowest first."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
 @dataclass
 class EvProfile:
     """A QP's EVs. `home` is the configured rotation (a power of two long);
@@ -88,7 +106,14 @@ class EvProfile:
     health: bool = False
 
     slots: list[int] = field(default_factory=list)
-    in_use: dict[int, int] = field(default_factory=dict)  # EV -> slots holding it (set in __post_init__)
+    # EV -> the slots holding it, a bit per slot (absent: none), kept by
+    # _write, the slots' one writer; `home_bits` the same of `home`. What
+    # an ECN swap or a loss moves is found in them, not by a scan of the
+    # 64 slots: each entry a scan compares is a boxed int of its own, and
+    # at scale every one is a cache miss (an ECN swap cost 5.3 µs at 1,024
+    # NICs, 0.9 µs at 256).
+    slot_bits: dict[int, int] = field(default_factory=dict)
+    home_bits: dict[int, int] = field(default_factory=dict)
     state: dict[int, EvState] = field(default_factory=dict)
     good_probes: Counter[int] = field(default_factory=Counter)
     next_slot: int = 0
@@ -108,9 +133,8 @@ class EvProfile:
         if n == 0 or n & (n - 1):
             raise ValueError(f"slot count must be a power of two, got {n}")
         self.slots = list(self.home)
-        # Slots holding each EV (absent: none), kept by _write, the slots'
-        # one writer: "is it idle" and "in how many" without a scan.
-        self.in_use = dict(Counter(self.slots))
+        self.home_bits = _bits_of(self.home)
+        self.slot_bits = dict(self.home_bits)
         for ev in [*self.home, *(e for pool in self.backups.values() for e in pool)]:
             self.state.setdefault(ev, EvState.GOOD)
 
@@ -228,22 +252,19 @@ class EvProfile:
         if not pool:
             return False
         suspect = self._suspect_spines(plane) if self.bad else _NO_SPINES
-        spare = next((b for b in pool if b != ev and b not in self.in_use and self.state[b] is EvState.GOOD
+        spare = next((b for b in pool if b != ev and b not in self.slot_bits and self.state[b] is EvState.GOOD
                       and ev_spine(b) not in suspect), None)
         if spare is None:
             return False
-        home = self.home
-        if ev in home:  # rewritten in place, not rebuilt: most ECN marks come with a swap
-            for i in range(len(home)):
-                if home[i] == ev:
-                    home[i] = spare
+        at = self.home_bits.pop(ev, 0)
+        if at:  # rewritten in place, not rebuilt: most ECN marks come with a swap
+            home = self.home
+            for i in _bit_indices(at):
+                home[i] = spare
+            self.home_bits[spare] = self.home_bits.get(spare, 0) | at
             pool[pool.index(spare)] = ev
-        slots, left, i = self.slots, self.in_use.get(ev, 0), 0
-        while left:  # its slots, and no further: in_use says how many
-            if slots[i] == ev:
-                self._write(i, spare)
-                left -= 1
-            i += 1
+        for i in _bit_indices(self.slot_bits.get(ev, 0)):
+            self._write(i, spare)
         self._set(spare, EvEvent.ECN, EvState.GOOD)  # logged: the spare took over after ECN
         return True
 
@@ -259,17 +280,25 @@ class EvProfile:
     def rehome(self, slot: int, ev: int) -> None:
         """The operator (or the single-path baseline's routing) puts `ev` in
         `slot` of the configured rotation: written to the data plane too."""
+        old, bit = self.home[slot], 1 << slot
+        left = self.home_bits[old] & ~bit
+        if left:
+            self.home_bits[old] = left
+        else:
+            del self.home_bits[old]
+        self.home_bits[ev] = self.home_bits.get(ev, 0) | bit
         self.home[slot] = ev
         self.state.setdefault(ev, EvState.GOOD)
         self._write(slot, ev)
 
     def _write(self, slot: int, ev: int) -> None:
-        old, use = self.slots[slot], self.in_use
-        if use[old] == 1:
-            del use[old]
+        old, bits, bit = self.slots[slot], self.slot_bits, 1 << slot
+        left = bits[old] & ~bit
+        if left:
+            bits[old] = left
         else:
-            use[old] -= 1
-        use[ev] = use.get(ev, 0) + 1
+            del bits[old]
+        bits[ev] = bits.get(ev, 0) | bit
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
         self.bad_slots &= ~(1 << slot)  # a new EV in the slot: usable again
@@ -287,10 +316,10 @@ class EvProfile:
         suspect = self._suspect_spines(ev_plane(ev))
         suspect.add(ev_spine(ev))
         pool = [b for b in pool if ev_spine(b) not in suspect] + [b for b in pool if ev_spine(b) in suspect]
-        for i, cur in enumerate(self.slots):
-            if cur != ev:
-                continue
-            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.in_use), None)
+        # The slots holding `ev` as it is retired: no write below puts it in
+        # another (it is no longer GOOD, and a spare or a double-up is).
+        for i in _bit_indices(self.slot_bits.get(ev, 0)):
+            spare = next((b for b in pool if self.state[b] is EvState.GOOD and b not in self.slot_bits), None)
             if self.health:
                 if spare is None or ev_spine(spare) in suspect:
                     self._mark_bad(i)  # the data plane passes over it
@@ -315,23 +344,24 @@ class EvProfile:
         """A GOOD rotation EV of the same plane on a healthy spine, the one
         in fewest slots, to fill a second slot (mirror mode: the NIC sends
         on whatever the slot holds)."""
-        cands = [e for e in self.in_use if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
+        cands = [e for e in self.slot_bits if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
                  and ev_spine(e) not in suspect]
-        return min(cands, key=lambda e: (self.in_use[e], e)) if cands else None
+        return min(cands, key=lambda e: (self.uses(e), e)) if cands else None
 
     def _return_home(self, ev: int) -> None:
         """Put a restored EV back in its home slots."""
-        for i, h in enumerate(self.home):
-            if h == ev and self.slots[i] != ev:
-                self._write(i, ev)
+        for i in _bit_indices(self.home_bits.get(ev, 0) & ~self.slot_bits.get(ev, 0)):
+            self._write(i, ev)
         if self.bad_slots:  # health mode: slots it kept while bad are usable again
-            for i, cur in enumerate(self.slots):
-                if cur == ev:
-                    self.bad_slots &= ~(1 << i)
+            self.bad_slots &= ~self.slot_bits.get(ev, 0)
 
     def active(self) -> int:
         """Distinct GOOD EVs in the rotation now."""
-        return sum(1 for ev in self.in_use if self.state[ev] is EvState.GOOD)
+        return sum(1 for ev in self.slot_bits if self.state[ev] is EvState.GOOD)
+
+    def uses(self, ev: int) -> int:
+        """Slots holding `ev` now."""
+        return self.slot_bits.get(ev, 0).bit_count()
 
     def plane_down(self, plane: int) -> None:
         """A NIC port (here or at the peer) is down: every EV of its plane
@@ -368,7 +398,7 @@ class EvProfile:
         for i, home in enumerate(self.home):
             if self.state[home] is EvState.PLANE_DOWN:
                 evs = alive[order[k % len(order)]]
-                ev = min(evs, key=lambda e: self.in_use.get(e, 0))
+                ev = min(evs, key=self.uses)
                 if self.slots[i] != ev:
                     self._write(i, ev)
                 k += 1

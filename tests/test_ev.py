@@ -149,10 +149,12 @@ def test_ecn_swap_without_an_idle_spare_skips_as_usual():
 
 @pytest.mark.parametrize("ecn_swap, mirror, health", [(True, False, False), (False, True, False),
                                                      (True, True, True), (False, False, False)])
-def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, health):
-    """`in_use` (what the swap's idle-spare test and the double-up read) is
-    the slots' own count after every kind of move: ECN swaps, losses and
-    probes, denials, planes down and back."""
+def test_the_slot_bits_of_each_ev_follow_every_slot_write(ecn_swap, mirror, health):
+    """`slot_bits` and `home_bits` (where the swap, a loss and a return
+    home find an EV's slots, and the idle-spare test and the double-up
+    look) are the slots' and the home rotation's own positions after every
+    kind of move: ECN swaps, losses and probes, denials, planes down and
+    back."""
     import random
     from collections import Counter
 
@@ -161,6 +163,13 @@ def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, he
     rng = random.Random(5)
     evs = sorted(p.state)
     moves = 0
+
+    def positions(evs: list[int]) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for i, e in enumerate(evs):
+            out[e] = out.get(e, 0) + (1 << i)
+        return out
+
     for _ in range(600):
         ev, plane = rng.choice(evs), rng.randrange(4)
         before = list(p.slots)
@@ -169,7 +178,8 @@ def test_the_count_of_slots_per_ev_follows_every_slot_write(ecn_swap, mirror, he
                                   (p.plane_down, plane), (p.plane_up, plane)])
         move(*args)
         moves += p.slots != before
-        assert p.in_use == Counter(p.slots)
+        assert p.slot_bits == positions(p.slots) and p.home_bits == positions(p.home)
+        assert all(p.uses(e) == n for e, n in Counter(p.slots).items())
     assert moves > 20  # the mix moved slots
 
 
