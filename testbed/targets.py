@@ -30,7 +30,7 @@ from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
 from mrc_wire.entries import CongestionConfig, EvChange
 from testbed.bmv2 import start_with_tables
-from testbed.settle import Settler, nic_progress, switch_progress
+from testbed.settle import SETTLE_TIMEOUT, Settler, nic_progress, switch_progress
 
 POSITIVE_TIMEOUT = 2.0
 NEGATIVE_TIMEOUT = 0.3
@@ -311,9 +311,12 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         rt, i = self.bmv2.runtime(), self._index(qpn)
         return rt.register_read("ev_skip", i), rt.register_read("ev_bad", i), rt.register_read("ev_peer_down", i)
 
-    def ev_changes(self, expect: int = 0, wait: float = 2.0) -> list[EvChange]:
+    def ev_changes(self, expect: int = 0, wait: float = SETTLE_TIMEOUT) -> list[EvChange]:
         """The EV events (digests) since the last call; waits up to `wait`
-        seconds for `expect` of them (they travel apart from the packets)."""
+        seconds for `expect` of them (they travel apart from the packets,
+        through the P4Runtime stream). The settler's bound, not a delay: it
+        returns once they are in, and a loaded machine gets the time a
+        slow device does (it was 2 s)."""
         assert self.listener is not None
         got = self.listener.drain()
         end = time.monotonic() + wait
