@@ -15,13 +15,15 @@ from fabric_sim.scenario import Scenario, Transport, Workload, collectives
 from fabric_sim.scenario.fields import ScenarioError
 
 # Bytes of Python heap, measured by bench/footprint.py (Python 3.11,
-# x86_64): least squares over 10 set-up-only runs of 64-1,024 NICs; at 512
-# NICs x 8 planes (larger than any fitted) the sum was within 1% of the heap.
+# x86_64): least squares over 10 set-up-only runs of 64-1,024 NICs (refit
+# 2026-11-27: egress queues as lists, each switch's DSCP class table, the
+# EV profiles' slot bit masks); at 512 NICs x 8 planes (larger than any
+# fitted) the sum was within 1% of the heap.
 BASE = 0
-PER_NIC = 16_400  # the NIC model, its endpoint, its slot tables
-PER_SWITCH = 2_500  # the switch model and its entries
-PER_CABLE = 3_800  # both directions' egress queues
-PER_QP = 23_300  # both ends' QP state, EV profiles and NIC plan entries
+PER_NIC = 14_300  # the NIC model, its endpoint, its slot tables
+PER_SWITCH = 3_400  # the switch model and its entries
+PER_CABLE = 2_100  # both directions' egress queues
+PER_QP = 29_900  # both ends' QP state, EV profiles and NIC plan entries
 RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.02 at 512 NICs x 8 planes)
 # Bytes of heap per message (tracemalloc, Python 3.11): one posted at the start (permutation, incast, flows)
 # holds the Message, the driver's and the ledger's entries and the endpoint's send queue entry (measured
