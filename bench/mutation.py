@@ -102,6 +102,11 @@ def results() -> dict[str, int | None]:
     return out
 
 
+def installed() -> bool:
+    """Whether mutmut's script is beside this python."""
+    return (Path(sys.executable).parent / "mutmut").exists()
+
+
 def mutmut(*args: str, timeout: float | None = None) -> str:
     """Run mutmut in WORK; on timeout, stop it and its forked test runs
     (each mutant's result is saved as it ends: nothing finished is lost)."""
@@ -186,7 +191,7 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     """Test up to `max_mutants` untried mutants (matching `only`) within
     `budget_s`, or (`survivors`) the survivors again, after new tests; the
     section for latest.md."""
-    if not (Path(sys.executable).parent / "mutmut").exists():
+    if not installed():
         return [SECTION, "", "mutmut is not installed: pip install mutmut (bench extra)", ""]
     sync()
     t0 = time.monotonic()
@@ -201,10 +206,13 @@ def run(max_mutants: int = 40, budget_s: float = 600.0, only: list[str] | None =
     before = {k for k, v in results().items() if v is not None}
     out = mutmut("run", *batch, timeout=max(60.0, budget_s - (time.monotonic() - t0))) if batch else ""
     failed = [ln for ln in out.splitlines() if ln.startswith(("Failed", "failed"))]
+    # pytest's own line for each test that failed the clean run: which one, not only that one did
+    failing = [ln.split(" - ")[0].removeprefix("FAILED ") for ln in out.splitlines() if ln.startswith("FAILED ")]
     tried = len(batch) if survivors else len({k for k, v in results().items() if v is not None} - before)
     lines = section(results(), time.monotonic() - t0, 0 if failed else tried)
     if failed:  # e.g. a test that does not import in the copy: say so, not a stale score as new
-        lines[2:2] = [f"**this run failed: {failed[-1]}** (the figures below are from earlier runs)", ""]
+        why = f" ({', '.join(failing[:3])} failed)" if failing else ""
+        lines[2:2] = [f"**this run failed: {failed[-1]}{why}** (the figures below are from earlier runs)", ""]
     return lines
 
 
