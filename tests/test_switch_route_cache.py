@@ -47,3 +47,22 @@ def test_a_packet_for_the_switch_itself_is_dropped_before_routing():
     m = _switch()
     assert m.forward(1, _frame((MINE << 80).to_bytes(16, "big"))) is None
     assert m.drops == {"for_me": 1} and m.routes_cached == 0
+
+
+def test_each_locator_is_routed_once_then_read_from_the_cache(monkeypatch):
+    """The cache is read, not only filled: 200 frames through two locators
+    run routing twice (a lookup that never hit would run it 200 times and
+    still cache two routes)."""
+    m, routed = _switch(), []
+    full = SwitchModel.route
+
+    def counting(self: SwitchModel, loc: int):
+        routed.append(loc)
+        return full(self, loc)
+
+    monkeypatch.setattr(SwitchModel, "route", counting)
+    for i in range(100):
+        host = i.to_bytes(8, "big")
+        assert m.forward(1, _frame((MINE << 80 | 0x8005 << 64 | int.from_bytes(host, "big")).to_bytes(16, "big")))
+        assert m.forward(1, _frame((TRANSIT << 80 | int.from_bytes(host, "big") << 16).to_bytes(16, "big")))
+    assert sorted(routed) == sorted([NEXT, TRANSIT])
