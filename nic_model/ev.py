@@ -59,6 +59,17 @@ def _bits_of(evs: list[int]) -> dict[int, int]:
     return out
 
 
+def _move_bit(bits: dict[int, int], pos: int, old: int, new: int) -> None:
+    """Position `pos` of a _bits_of map now holds `new`, not `old`."""
+    bit = 1 << pos
+    left = bits[old] & ~bit
+    if left:
+        bits[old] = left
+    else:
+        del bits[old]
+    bits[new] = bits.get(new, 0) | bit
+
+
 def _bit_indices(bits: int) -> list[int]:
     """The positions of the 1 bits of `bits`, lowest first."""
     out = []
@@ -280,25 +291,13 @@ class EvProfile:
     def rehome(self, slot: int, ev: int) -> None:
         """The operator (or the single-path baseline's routing) puts `ev` in
         `slot` of the configured rotation: written to the data plane too."""
-        old, bit = self.home[slot], 1 << slot
-        left = self.home_bits[old] & ~bit
-        if left:
-            self.home_bits[old] = left
-        else:
-            del self.home_bits[old]
-        self.home_bits[ev] = self.home_bits.get(ev, 0) | bit
+        _move_bit(self.home_bits, slot, self.home[slot], ev)
         self.home[slot] = ev
         self.state.setdefault(ev, EvState.GOOD)
         self._write(slot, ev)
 
     def _write(self, slot: int, ev: int) -> None:
-        old, bits, bit = self.slots[slot], self.slot_bits, 1 << slot
-        left = bits[old] & ~bit
-        if left:
-            bits[old] = left
-        else:
-            del bits[old]
-        bits[ev] = bits.get(ev, 0) | bit
+        _move_bit(self.slot_bits, slot, self.slots[slot], ev)
         self.slots[slot] = ev
         self.slot_writes.append((slot, ev))
         self.bad_slots &= ~(1 << slot)  # a new EV in the slot: usable again
