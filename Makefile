@@ -13,7 +13,7 @@ SCENARIO ?=
 FAST   := .venv-fast
 COMPILE ?= $(if $(shell command -v cc 2>/dev/null),1,0)
 # Any change to the package's sources rebuilds the compiled environment.
-SOURCES := $(shell find mrc_wire sim_core switch_model nic_model fabric_sim mrc_paper control_plane testbed scenarios \
+SOURCES := $(shell find mrc_wire sim_core switch_model nic_model mrc_host fabric_sim mrc_paper control_plane testbed scenarios \
              \( -name '*.py' -o -name '*.yaml' \) 2>/dev/null) setup.py pyproject.toml Makefile
 # -P: not the checkout's sources from the working directory, the installed (compiled) package.
 SIM_VENV := $(if $(filter 1,$(COMPILE)),$(FAST),$(VENV))

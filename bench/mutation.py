@@ -33,7 +33,7 @@ from testbed import toolchain
 REPO = toolchain.REPO
 WORK = REPO / "build" / "mutation"
 NOTES = REPO / "bench" / "mutation_notes.md"
-TARGETS = ["mrc_wire/", "switch_model/pipeline.py", "nic_model/nic_pipeline.py", "nic_model/endpoint.py"]
+TARGETS = ["mrc_wire/", "switch_model/pipeline.py", "nic_model/nic_pipeline.py", "mrc_host/endpoint.py"]
 # The tests that judge the mutants: the unit tests and the timed fabric's
 # (the paper's experiments are too slow to run per mutant), and the
 # dual-target PTF tests of the switch and NIC on their models.
@@ -54,6 +54,7 @@ COPIED = [
     "sim_core",
     "switch_model",
     "nic_model",
+    "mrc_host",
     "control_plane",
     "fabric_sim",
     "testbed",

@@ -143,8 +143,8 @@ def beside_baseline(figures: dict[str, dict[str, Any] | None]) -> list[str]:
 
 
 # What each part of the project is, by the top package of a function's file.
-PARTS = {"switch_model": "reference models", "nic_model": "reference models", "mrc_wire": "reference models",
-         "fabric_sim": "timed fabric", "sim_core": "timed fabric"}
+PARTS = {"switch_model": "reference models", "nic_model": "reference models", "mrc_host": "reference models",
+         "mrc_wire": "reference models", "fabric_sim": "timed fabric", "sim_core": "timed fabric"}
 
 
 def _part(path: str) -> str:

@@ -1,5 +1,5 @@
 """EV control over P4Runtime, after the OCP MRC controller API (`mrc_ctl.h`):
-a QP's EV profile (nic_model.ev.EvProfile) decides; this module writes what
+a QP's EV profile (mrc_host.ev.EvProfile) decides; this module writes what
 it decided into the NIC's slot table, one batched Write per change, and,
 for a QP whose data plane keeps path health, ev_slots beside it."""
 

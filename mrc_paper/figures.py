@@ -17,11 +17,11 @@ from matplotlib.figure import Figure
 from fabric_sim.report import busy
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.events import Event
+from mrc_host.ev import make_ev
 from mrc_paper import metrics as M
 from mrc_paper.experiments import Runs
 from mrc_paper.paths import lossy_evs
 from mrc_paper.roce_figs import nccl_size
-from nic_model.ev import make_ev
 
 COLORS = {"mrc": "tab:blue", "mrc-1qp": "tab:blue", "mrc-swap": "tab:blue", "oblivious": "tab:orange",
           "roce-1qp": "tab:red", "roce-16qp": "tab:green", "roce-10qp": "tab:green",

@@ -5,12 +5,12 @@ onto one EV of a plane (ECN moves one of them to the other EV)."""
 from __future__ import annotations
 
 from fabric_sim.runner.run import RunResult
+from mrc_host.ev import RESTORE_AFTER, make_ev
 from mrc_paper import metrics as M
 from mrc_paper.claims import ECN_ECHO_OFF, EV_RETIRE_OFF, Claim
 from mrc_paper.experiments import Experiment, Finding, Runs
 from mrc_paper.failures import transient_row
 from mrc_wire.constants import ev_plane
-from nic_model.ev import RESTORE_AFTER, make_ev
 
 LINE_SHARE = 0.95  # Fig. 12: goodput after the loss starts, of the payload line rate
 RETIRE_RTTS = 3  # the lossy EV is retired within this many base RTTs

@@ -1,1 +1,1 @@
-"""Python models of MRC: the endpoint (NIC) and the fabric's switches."""
+"""The MRC NIC's data plane, stage for stage as p4src/nic/."""

@@ -24,10 +24,10 @@ from pathlib import Path
 from control_plane import nic_plan as N
 from control_plane import topology
 from control_plane.addressing import nic_address
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import pcap
 from mrc_wire.constants import DATA_OPCODES, ETH_LEN, IPV6_LEN
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from nic_model.nic_pipeline import NicModel
 from sim_core.sim import Sim
 from testbed import toolchain

@@ -10,6 +10,9 @@ the NIC answers with captured."""
 
 from __future__ import annotations
 
+from mrc_host.cc import Aimd
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DSCP_DEFAULTS,
@@ -20,9 +23,6 @@ from mrc_wire.constants import (
     OP_WRITE_LAST,
     OP_WRITE_MIDDLE,
 )
-from nic_model.cc import Aimd
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 

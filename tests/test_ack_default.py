@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from control_plane.nic_plan import QpSpec
 from fabric_sim.scenario import EndpointCfg
+from mrc_host.cc import Aimd
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import packet as W
 from mrc_wire.constants import ACK_BYTES, ECT0, OP_SACK, OP_WRITE_MIDDLE
-from nic_model.cc import Aimd
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 from tests.support.path_fabric import PathFabric

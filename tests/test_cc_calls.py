@@ -1,14 +1,14 @@
-"""What the endpoint tells its congestion control (nic_model/cc.py's
+"""What the endpoint tells its congestion control (mrc_host/cc.py's
 interface), signal by signal: A alone (tests/test_endpoint_signals.py's
 Solo: MTU 1024, RTO 200 µs, 8 slots), a recording window in place of the
 profile, the peer's packets written by hand."""
 
 from __future__ import annotations
 
+from mrc_host.ev import EvState
+from mrc_host.nscc import Nscc, NsccConfig, defaults
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_SACK, SETH_M_SKIP_ONCE
-from nic_model.ev import EvState
-from nic_model.nscc import Nscc, NsccConfig, defaults
 from tests.test_endpoint_signals import Solo
 
 

@@ -1,6 +1,6 @@
-"""Profile `aimd`: the model's first window (nic_model/cc.py)."""
+"""Profile `aimd`: the model's first window (mrc_host/cc.py)."""
 
-from nic_model.cc import Aimd
+from mrc_host.cc import Aimd
 
 
 def test_additive_increase_without_congestion():

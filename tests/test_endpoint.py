@@ -10,8 +10,8 @@ from collections import Counter
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvEvent, EvProfile, EvState, ev_plane
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvEvent, EvProfile, EvState, ev_plane
 from ptf_tests.lib import headers as H
 from sim_core.sim import Sim
 from tests.support.path_fabric import PathFabric, PathProfile

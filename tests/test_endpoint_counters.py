@@ -4,9 +4,9 @@ changed without a test noticing: the reorder histogram's counts, SACK
 bits after a long jump, the reverse EV set refreshed by ACKs, opcodes of
 a message's packets, the resend count of a copy."""
 
+from mrc_host.cc import Aimd
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
-from nic_model.cc import Aimd
 from tests.test_endpoint import Pair, payload
 from tests.test_endpoint_signals import Solo
 

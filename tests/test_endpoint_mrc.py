@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import random
 
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvEvent, EvProfile, EvState
 from mrc_wire.constants import ev_plane
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvEvent, EvProfile, EvState
 from sim_core.sim import Sim
 from tests.support.path_fabric import PathFabric, PathProfile
 

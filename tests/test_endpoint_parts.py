@@ -8,6 +8,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvEvent, EvProfile
+from mrc_host.paths import PathState
+from mrc_host.qp import Inflight, QueuePair
+from mrc_host.qp_paths import Probe, ProbeKind, QpPaths
+from mrc_host.recovery import LossRecovery
+from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     EP_PORT_STATUS,
@@ -22,13 +29,6 @@ from mrc_wire.constants import (
 )
 from mrc_wire.packet import PacketHost
 from mrc_wire.segment import Segment, segments
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvEvent, EvProfile
-from nic_model.paths import PathState
-from nic_model.qp import Inflight, QueuePair
-from nic_model.qp_paths import Probe, ProbeKind, QpPaths
-from nic_model.recovery import LossRecovery
-from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 
@@ -181,7 +181,7 @@ def test_a_reverse_probe_answer_goes_to_set_reverse_a_path_probe_answer_is_an_ev
 
 
 def test_placement_hands_a_message_over_once_in_order_and_a_late_copy_places_nothing():
-    from nic_model.placement import Placement
+    from mrc_host.placement import Placement
     rx = Placement(keep=True)
     assert rx.place(7, 4, 4, b"5678") == 4
     assert rx.place(7, 0, 4, b"1234") == 8

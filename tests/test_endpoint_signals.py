@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from mrc_host.cc import Aimd
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile, EvState
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     NACK_TRIMMED,
@@ -18,9 +21,6 @@ from mrc_wire.constants import (
     OP_SACK,
     ev_plane,
 )
-from nic_model.cc import Aimd
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile, EvState
 from sim_core.sim import Sim
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"

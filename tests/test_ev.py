@@ -2,7 +2,7 @@
 
 import pytest
 
-from nic_model.ev import EvEvent, EvProfile, EvState, ev_plane, ev_spine, make_ev
+from mrc_host.ev import EvEvent, EvProfile, EvState, ev_plane, ev_spine, make_ev
 
 
 def test_ev_format_plane_spine_salt():

@@ -3,8 +3,8 @@ endpoint's sinks): the data plane skips and passes over planes down, so
 the host writes no slot for them; a loss with no spare marks the slot
 bad (the ev_bad word) instead of doubling up; a restore clears it."""
 
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvEvent, EvProfile, EvState
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvEvent, EvProfile, EvState
 from sim_core.sim import Sim
 
 

@@ -2,7 +2,7 @@
 spare that shares the spine of the retired EV or of another EV assumed
 bad (a spare on the same broken path is no spare)."""
 
-from nic_model.ev import EvEvent, EvProfile, EvState, make_ev
+from mrc_host.ev import EvEvent, EvProfile, EvState, make_ev
 
 
 def _profile(mirror: bool) -> EvProfile:

@@ -6,10 +6,10 @@ the sender waited for the retransmission timeout."""
 
 from __future__ import annotations
 
+from mrc_host.cc import Aimd
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import packet as W
-from nic_model.cc import Aimd
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from sim_core.sim import Sim
 from tests.support.path_fabric import PathFabric
 

@@ -6,8 +6,8 @@ destination in our row has no spine on its path."""
 
 import ipaddress
 
+from mrc_host.ev import make_ev
 from mrc_wire.frame import parse_frame
-from nic_model.ev import make_ev
 from nic_model.nic_pipeline import NicModel
 from ptf_tests.lib import nic_fabric as F
 from ptf_tests.lib.fabric import TOPO

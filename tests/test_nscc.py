@@ -1,4 +1,4 @@
-"""NSCC's rules one by one (nic_model/nscc.py, docs/nic.md "Congestion
+"""NSCC's rules one by one (mrc_host/nscc.py, docs/nic.md "Congestion
 control"), each with the number the rule gives.
 
 The network of every test: 8 Gb/s NIC (1000 bytes per µs), base RTT 10 µs
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from nic_model.nscc import Nscc, NsccConfig, defaults
+from mrc_host.nscc import Nscc, NsccConfig, defaults
 
 ALPHA = 4 * 100 * (8 * 10) / (100 * 12) / 12
 FAST_DELAY = 1.0 * 10 / 12  # htsim's 1 µs on the 12 µs reference network

@@ -18,17 +18,20 @@ ALLOWED = {
     "control_plane": {"mrc_wire"},
     "switch_model": {"mrc_wire"},
     "nic_model": {"mrc_wire", "sim_core"},
+    # the host transport: it reaches its NIC through mrc_wire.pcie, never nic_model
+    "mrc_host": {"mrc_wire", "sim_core"},
     # testbed: the BMv2 fabric
-    "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "testbed"},
+    "fabric_sim": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "mrc_host", "testbed"},
     # the MRC paper's experiments: scenarios run on the timed fabric, read as figures and claims
-    "mrc_paper": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "fabric_sim"},
-    "testbed": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model"},
+    "mrc_paper": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "mrc_host", "fabric_sim"},
+    "testbed": {"mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "mrc_host"},
     "bench": {
         "mrc_wire",
         "sim_core",
         "control_plane",
         "switch_model",
         "nic_model",
+        "mrc_host",
         "fabric_sim",
         "mrc_paper",
         "testbed",

@@ -8,10 +8,10 @@ NIC emit captured; rto 200 µs (ticks every 50 µs), probe interval 100 µs."""
 
 from __future__ import annotations
 
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_PROBE, OP_SACK, OP_WRITE_ONLY, ev_plane
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 

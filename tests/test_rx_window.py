@@ -8,13 +8,13 @@ changed window fails here."""
 
 import random
 
+from mrc_host.cc import Aimd
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_wire import packet as W
 from mrc_wire.constants import ECT0, NACK_PSN_OOR_WINDOW, OP_NACK, OP_SACK, OP_WRITE_ONLY
 from mrc_wire.entries import QpPeer
 from nic_model import rx_track as R
-from nic_model.cc import Aimd
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
 from sim_core.sim import Sim
 
 REVERSE_EV = 0x50001  # plane 1

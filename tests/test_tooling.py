@@ -7,11 +7,11 @@ import tomllib
 from pathlib import Path
 
 MYPY = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["tool"]["mypy"]
-STRICT_MODULES = {"mrc_wire.*", "switch_model.*", "nic_model.*", "sim_core.*", "control_plane.*", "fabric_sim.*",
-                  "mrc_paper.*", "testbed.*", "bench.*", "ptf_tests.lib.*", "ptf_tests.conftest"}
+STRICT_MODULES = {"mrc_wire.*", "switch_model.*", "nic_model.*", "mrc_host.*", "sim_core.*", "control_plane.*",
+                  "fabric_sim.*", "mrc_paper.*", "testbed.*", "bench.*", "ptf_tests.lib.*", "ptf_tests.conftest"}
 # What a bare `python -m mypy` (as `make test` runs it) checks: each of the strict modules above.
-CHECKED = {"mrc_wire", "sim_core", "switch_model", "nic_model", "control_plane", "fabric_sim", "mrc_paper", "testbed",
-           "bench", "ptf_tests.lib", "ptf_tests.conftest"}
+CHECKED = {"mrc_wire", "sim_core", "switch_model", "nic_model", "mrc_host", "control_plane", "fabric_sim", "mrc_paper",
+           "testbed", "bench", "ptf_tests.lib", "ptf_tests.conftest"}
 FIRST_PARTY = {name.split(".")[0] for name in CHECKED}
 # What `mypy --strict` turns on per module (the global-only ones aside).
 STRICT_FLAGS = {"warn_return_any", "disallow_untyped_calls", "disallow_untyped_defs", "disallow_incomplete_defs",

@@ -17,12 +17,12 @@ from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
 from fabric_sim.net.links import Egress, LiveDepth, Receiver
 from fabric_sim.scenario import Links
+from mrc_host.host import Host
 from mrc_wire import ids
 from mrc_wire import packet as W
 from mrc_wire.constants import DATA_FRAME_BYTES, HOST_PORT, SACK_FRAME_BYTES
 from mrc_wire.frame import Frame
 from mrc_wire.ids import DeviceId
-from nic_model.host import Host
 from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel

@@ -24,7 +24,7 @@ from mrc_wire.constants import IPV6_LEN, UDP_LEN
 from sim_core.sim import Sim
 
 if TYPE_CHECKING:
-    from nic_model.endpoint import Endpoint
+    from mrc_host.endpoint import Endpoint
 
 _BTH: Final = IPV6_LEN + UDP_LEN
 

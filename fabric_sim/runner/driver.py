@@ -8,7 +8,7 @@ from collections.abc import Callable
 from fabric_sim.net.ledger import Ledger
 from fabric_sim.scenario.message import Message
 from fabric_sim.transports.qps import QpLink
-from nic_model.host import Host
+from mrc_host.host import Host
 
 
 class Driver:

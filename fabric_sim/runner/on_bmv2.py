@@ -34,9 +34,9 @@ from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile
 from fabric_sim.scenario.events import CableEvent, Event
 from fabric_sim.transports import kinds
 from fabric_sim.transports.transport import Site, Timers
+from mrc_host.host import Host
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
-from nic_model.host import Host
 from sim_core.realtime import RealClock
 from testbed import toolchain
 from testbed.bmv2 import Bmv2Switch, start_with_tables

@@ -21,7 +21,7 @@ from fabric_sim.scenario.message import Message
 from fabric_sim.transports import qps
 from fabric_sim.transports.qps import QpLink
 from fabric_sim.transports.transport import Site, Timers
-from nic_model.host import Host
+from mrc_host.host import Host
 from sim_core.sim import Sim, gc_frozen, gc_paused
 
 

@@ -32,7 +32,7 @@ from fabric_sim.scenario import Scenario, Transport
 
 DEFAULT_DIR = RESULTS / "cache"
 # The packages a run imports (tests/test_packages.py pins fabric_sim's layers); testbed only serves --bmv2.
-PACKAGES = ("mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "fabric_sim")
+PACKAGES = ("mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "mrc_host", "fabric_sim")
 # What the cache keeps of a result; the scenario and transport are the caller's (the key stands for them).
 KEPT = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in ("scenario", "transport"))
 

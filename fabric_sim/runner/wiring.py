@@ -19,7 +19,7 @@ from fabric_sim.scenario.message import Message
 from fabric_sim.transports import kinds, qps
 from fabric_sim.transports import transport as tp
 from fabric_sim.transports.qps import QpLink
-from nic_model.host import Host
+from mrc_host.host import Host
 
 
 @dataclass

@@ -3,7 +3,7 @@ scenario file), named as the OCP MRC API names it: `profile:
 uet-1.0-nscc` (the default) with `struct mrc_ctl_cc_nscc_cfg`'s fields,
 times in µs (`_us`), sizes in bytes; or `profile: aimd`, the model's
 earlier window. A field left out takes NSCC's default for this fabric
-(nic_model.nscc.defaults: UEC's constants scaled to its base RTT and NIC
+(mrc_host.nscc.defaults: UEC's constants scaled to its base RTT and NIC
 rate). docs/simulator.md has the table."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from control_plane.config import Int, Model, Num
 from fabric_sim.scenario.kinds import facts
-from nic_model.cc import Aimd, CongestionControl
-from nic_model.nscc import Nscc, NsccConfig, defaults
+from mrc_host.cc import Aimd, CongestionControl
+from mrc_host.nscc import Nscc, NsccConfig, defaults
 
 NSCC: Final = "uet-1.0-nscc"
 AIMD: Final = "aimd"
@@ -30,7 +30,7 @@ FIELDS = {
 
 class CcProfile(Model):
     """`transports[].cc`: a field left out takes NSCC's default for this
-    fabric (nic_model.nscc.defaults)."""
+    fabric (mrc_host.nscc.defaults)."""
 
     profile: Literal["uet-1.0-nscc", "aimd"] = NSCC
     base_rtt_us: Annotated[float, Num(0.001, 1e6,

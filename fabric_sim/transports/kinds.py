@@ -13,9 +13,9 @@ from fabric_sim.scenario import Transport as TransportCfg
 from fabric_sim.transports import qps
 from fabric_sim.transports.roce import RoceEndpoint
 from fabric_sim.transports.transport import Site, Transport
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile
-from nic_model.host import Host
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
+from mrc_host.host import Host
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,10 @@ from control_plane.topology import Topology
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
+from mrc_host.cc import CongestionControl
+from mrc_host.ev import EvProfile, make_ev
+from mrc_host.host import Host
 from mrc_wire.constants import ACK_BYTES, EV_HEALTH_SLOTS, ev_plane, ev_spine
-from nic_model.cc import CongestionControl
-from nic_model.ev import EvProfile, make_ev
-from nic_model.host import Host
 
 
 @dataclass

@@ -36,6 +36,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 
 from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
+from mrc_host.ev import EvProfile
+from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     AETH_ACK,
@@ -53,8 +55,6 @@ from mrc_wire.constants import (
 )
 from mrc_wire.psn import psn_add, psn_diff
 from mrc_wire.segment import Segment, segments
-from nic_model.ev import EvProfile
-from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 ACK_EVERY = 8

@@ -14,8 +14,8 @@ from control_plane.topology import Topology
 from fabric_sim.net.qp_scheduler import QpScheduler
 from fabric_sim.scenario import EndpointCfg, Pin
 from fabric_sim.scenario import Transport as TransportCfg
-from nic_model.ev import EvProfile
-from nic_model.host import Host
+from mrc_host.ev import EvProfile
+from mrc_host.host import Host
 from sim_core.sim import Sim
 
 

@@ -12,8 +12,8 @@ from control_plane import addressing as A
 from control_plane import nic_plan as N
 from control_plane.counters import read_total
 from fabric_sim.runner.on_bmv2 import Bmv2Fabric
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile, EvState
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile, EvState
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr

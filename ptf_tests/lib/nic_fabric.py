@@ -15,7 +15,7 @@ from scapy.packet import Packet
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from nic_model.ev import EvProfile
+from mrc_host.ev import EvProfile
 from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
 

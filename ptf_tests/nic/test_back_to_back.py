@@ -13,8 +13,8 @@ import pytest
 from control_plane import nic_plan as N
 from control_plane.ev_control import NicEvControl
 from fabric_sim.runner.on_bmv2 import reverse_writer
-from nic_model.endpoint import Endpoint
-from nic_model.ev import EvProfile, EvState, ev_plane
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile, EvState, ev_plane
 from nic_model.nic_pipeline import NicModel
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO

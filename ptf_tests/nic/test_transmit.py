@@ -9,7 +9,7 @@ from scapy.layers.l2 import Ether
 
 from control_plane import addressing as A
 from control_plane import nic_plan as N
-from nic_model.ev import EvEvent, EvProfile, ev_plane
+from mrc_host.ev import EvEvent, EvProfile, ev_plane
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import ME, PEER, PROFILE, SAME_ROW_PEER, D, encapsulated, host_control, host_data
 

@@ -36,8 +36,8 @@ def test_the_wheel_carries_the_data_and_no_tests(wheel):
     assert "control_plane/data/bmv2_configs/build/switch.p4info.txtpb" in data
     assert "control_plane/data/scenarios/paper/topologies/cluster_b.yaml" in data
     tops = {n.split("/")[0] for n in names if not n.startswith("mrc_offload-")}
-    assert tops == {"control_plane", "fabric_sim", "mrc_paper", "mrc_wire", "nic_model", "sim_core", "switch_model",
-                    "testbed"}
+    assert tops == {"control_plane", "fabric_sim", "mrc_paper", "mrc_host", "mrc_wire", "nic_model", "sim_core",
+                    "switch_model", "testbed"}
 
 
 def test_the_unpacked_wheel_finds_its_data_outside_the_checkout(wheel, tmp_path):

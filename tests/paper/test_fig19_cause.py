@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 from control_plane.pipelines import REPO
 from fabric_sim.scenario import load
+from mrc_host.ev import make_ev
 from mrc_paper.appendix import cause, restore_lags, timeouts_retire_healthy
-from nic_model.ev import make_ev
 
 
 def test_a_stall_with_healthy_evs_retired_by_timeouts_names_both():

@@ -9,8 +9,8 @@ import pytest
 from fabric_sim import scenario
 from fabric_sim.scenario import ScenarioError, cc_profile
 from fabric_sim.transports.qps import initial_cc
-from nic_model.cc import Aimd
-from nic_model.nscc import Nscc
+from mrc_host.cc import Aimd
+from mrc_host.nscc import Nscc
 from tests.sim.helpers import SMALL
 
 BASE = {"topology": SMALL, "workload": {"pattern": "permutation", "message_bytes": 1000}}

@@ -8,8 +8,8 @@ import pytest
 
 from fabric_sim import report
 from fabric_sim.runner.run import run
+from mrc_host.ev import EvState
 from mrc_wire.constants import ev_plane
-from nic_model.ev import EvState
 from tests.sim.helpers import exactly_once, make
 
 # Spines outnumber hosts per T0: losing one T1 costs no capacity, so what

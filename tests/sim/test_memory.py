@@ -13,9 +13,9 @@ from control_plane import nic_plan
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.net.ledger import Ledger
 from fabric_sim.runner import run as run_mod
+from mrc_host.qp import Pending
 from mrc_wire.constants import OP_WRITE_FIRST, OP_WRITE_LAST, OP_WRITE_MIDDLE, OP_WRITE_ONLY
 from mrc_wire.segment import Cut, Segment
-from nic_model.qp import Pending
 from sim_core.sim import Sim
 from tests.sim.helpers import make
 

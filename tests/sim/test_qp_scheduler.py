@@ -8,11 +8,11 @@ from collections import deque
 from types import SimpleNamespace
 
 from fabric_sim.net.qp_scheduler import QpScheduler
+from mrc_host.ev import EvProfile, make_ev
+from mrc_host.qp import Inflight, QueuePair
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_ACK, OP_WRITE_ONLY
 from mrc_wire.segment import Segment
-from nic_model.ev import EvProfile, make_ev
-from nic_model.qp import Inflight, QueuePair
 from sim_core.sim import Sim
 
 A, B = bytes(16), bytes(15) + b"\x01"

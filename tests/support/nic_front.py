@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mrc_host.endpoint import Endpoint
 from mrc_wire import packet as W
 from mrc_wire.constants import ACK_BYTES, OP_PROBE, OP_SACK, ev_plane
 from mrc_wire.entries import QpPeer
 from nic_model import rx_track
-from nic_model.endpoint import Endpoint
 from nic_model.rx_track import RxTrack
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from mrc_host.endpoint import Endpoint
 from mrc_wire import packet as W
 from mrc_wire.constants import ACK_BYTES, DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
-from nic_model.endpoint import Endpoint
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 

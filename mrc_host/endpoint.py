@@ -30,6 +30,13 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from mrc_host.cc import Aimd, CongestionControl
+from mrc_host.ev import EvEvent, EvProfile
+from mrc_host.paths import PathState
+from mrc_host.placement import Placement
+from mrc_host.qp import UNSENT, Inflight, QueuePair
+from mrc_host.recovery import LossRecovery
+from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DSCP_DEFAULTS,
@@ -47,13 +54,6 @@ from mrc_wire.constants import (
 )
 from mrc_wire.psn import psn_add, psn_diff
 from mrc_wire.segment import Cut, Segment
-from nic_model.cc import Aimd, CongestionControl
-from nic_model.ev import EvEvent, EvProfile
-from nic_model.paths import PathState
-from nic_model.placement import Placement
-from nic_model.qp import UNSENT, Inflight, QueuePair
-from nic_model.recovery import LossRecovery
-from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 ZEROS: Final = bytes(16384)

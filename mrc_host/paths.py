@@ -1,4 +1,4 @@
-"""Path state of the MRC endpoint, held by nic_model.endpoint.Endpoint as
+"""Path state of the MRC endpoint, held by mrc_host.endpoint.Endpoint as
 `paths`: probes (of retired EVs, of suspect EVs and of the reverse set),
 the reverse EV set that carries control packets, and NIC port state here
 (`ports_down`) and at the peer (each QP's `peer_down`).
@@ -13,12 +13,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 
+from mrc_host.ev import EvEvent
+from mrc_host.qp import UNSENT, Inflight, QueuePair
+from mrc_host.qp_paths import NEVER, Probe, ProbeKind
+from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import EP_PORT_STATUS, OP_EP_REQUEST, OP_EP_RESPONSE, OP_PROBE, ev_plane
-from nic_model.ev import EvEvent
-from nic_model.qp import UNSENT, Inflight, QueuePair
-from nic_model.qp_paths import NEVER, Probe, ProbeKind
-from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 SendControl = Callable[[QueuePair, int, int, int, bytes], None]  # (QP, EV, opcode, PSN, extension)

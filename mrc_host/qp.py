@@ -9,13 +9,13 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Final
 
+from mrc_host.cc import Aimd, CongestionControl
+from mrc_host.ev import EvProfile
+from mrc_host.placement import Placement
+from mrc_host.qp_paths import QpPaths
 from mrc_wire.constants import RX_WINDOW
 from mrc_wire.psn import PSN_MASK, psn_add, psn_diff
 from mrc_wire.segment import Cut, Segment
-from nic_model.cc import Aimd, CongestionControl
-from nic_model.ev import EvProfile
-from nic_model.placement import Placement
-from nic_model.qp_paths import QpPaths
 
 # An in-flight copy's EV before the NIC says which it took (health mode:
 # its data plane picks the slot when it sends; Endpoint.sent_on).

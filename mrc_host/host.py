@@ -1,5 +1,5 @@
 """What the timed fabric asks of a NIC's host, the MRC endpoint
-(nic_model/endpoint.py, also the single-path baseline) or the RoCE endpoint
+(mrc_host/endpoint.py, also the single-path baseline) or the RoCE endpoint
 (fabric_sim/transports/roce.py): one interface for every transport.
 
 Typing only: a Protocol, never a base class. The endpoints are compiled
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from mrc_host.cc import CongestionControl
+from mrc_host.ev import EvProfile
+from mrc_host.stats import Stats
 from mrc_wire.packet import Mrc
-from nic_model.cc import CongestionControl
-from nic_model.ev import EvProfile
-from nic_model.stats import Stats
 
 
 class HostQp(Protocol):

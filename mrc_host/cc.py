@@ -1,6 +1,6 @@
 """The endpoint's congestion control: one interface, two profiles.
 
-- `uet-1.0-nscc` (nic_model/nscc.py): UEC 1.0's NSCC, the default.
+- `uet-1.0-nscc` (mrc_host/nscc.py): UEC 1.0's NSCC, the default.
 - `aimd`: the model's first window, kept as an option: multiplicative
   decrease on ECN, trims and delay over target (at most once per RTT),
   additive increase of about one packet per RTT otherwise.

@@ -1,4 +1,4 @@
-"""Loss recovery of the MRC endpoint, held by nic_model.endpoint.Endpoint as
+"""Loss recovery of the MRC endpoint, held by mrc_host.endpoint.Endpoint as
 `recovery`: what finds a lost packet before the retransmission timeout, and
 the timeout itself. Order of action and reasoning: docs/nic.md, "Endpoint".
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mrc_host.ev import EvEvent, EvState
+from mrc_host.qp import Inflight, QueuePair
+from mrc_host.qp_paths import ProbeKind
+from mrc_host.stats import Stats
 from mrc_wire.segment import Segment
-from nic_model.ev import EvEvent, EvState
-from nic_model.qp import Inflight, QueuePair
-from nic_model.qp_paths import ProbeKind
-from nic_model.stats import Stats
 from sim_core.sim import Sim
 
 SendSegment = Callable[[QueuePair, Segment, bool], None]  # (QP, segment, is a resend)

@@ -1,4 +1,4 @@
-"""A QP's share of the endpoint's path state (nic_model/paths.py's
+"""A QP's share of the endpoint's path state (mrc_host/paths.py's
 PathState acts on it): the reverse EV set that carries this side's control
 packets, when each plane's reverse EV was last confirmed or probed, the
 probes awaiting an answer, and the planes whose port is down at the peer.
