@@ -15,31 +15,39 @@ once; a packet sent more than the reorder window before a packet known
 delivered is lost (SACK-driven, RACK-style) and resent; a retransmission
 timeout, backing off exponentially, resends; after `retry_limit` timeouts
 of one PSN the QP goes to its error state, reported through `errors` and
-`on_error`. A real loss (not a trim) marks the EV ASSUMED_BAD.
+to its application (`App.failed`). A real loss (not a trim) marks the EV ASSUMED_BAD.
 
 The endpoint holds two parts of its own, each with its own state, built
 with what it may do to a QP: `recovery` (recovery.py: timeouts, tail
 probes, loss detection, suspect EVs) and `paths` (paths.py: probes, the
 reverse EV set, port state here and at the peer).
+
+Its NIC is a `mrc_wire.pcie.Nic` and nothing else: the endpoint posts
+packets and writes NIC state through it, and takes what the NIC hands it
+(`deliver`, `on_held`, `on_sent`, `on_ev_event`). The NIC picks each data
+packet's EV and says which (`on_sent`): until then a copy's EV is UNSENT.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import random
-from collections.abc import Callable, Mapping
+from collections import Counter
 from typing import Final
 
 from mrc_host.cc import Aimd, CongestionControl
 from mrc_host.ev import EvEvent, EvProfile
+from mrc_host.host import App, NoApp
 from mrc_host.paths import PathState
 from mrc_host.placement import Placement
 from mrc_host.qp import UNSENT, Inflight, QueuePair
+from mrc_host.qp_paths import ProbeKind
 from mrc_host.recovery import LossRecovery
+from mrc_host.settings import HostConfig
 from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
-    DSCP_DEFAULTS,
     ECT0,
     ICRC_LEN,
     NACK_TRIMMED,
@@ -52,6 +60,8 @@ from mrc_wire.constants import (
     SETH_M_NONE,
     ev_plane,
 )
+from mrc_wire.entries import EvChange
+from mrc_wire.pcie import Nic, QpCreate
 from mrc_wire.psn import psn_add, psn_diff
 from mrc_wire.segment import Cut, Segment
 from sim_core.sim import Sim
@@ -61,6 +71,7 @@ ZEROS: Final = bytes(16384)
 # TSETH and CC_STATE carry a sender's clock in 128 ns units (as the ns-3
 # reading of MRC 1.0); the simulator's clock is in µs.
 TS_PER_US: Final = 1000 / 128
+DEFAULTS: Final = HostConfig()
 
 
 def timestamp(now_us: float) -> int:
@@ -73,79 +84,63 @@ def _addr(a: str | bytes) -> bytes:
 
 
 class Endpoint(W.PacketHost):
-    """An MRC endpoint on one NIC. `transmit` hands a packet to the NIC; the
-    NIC calls `receive` with what arrives for this endpoint. Times in µs.
-    With `elide`, a simulated payload's zeros are not built: `transmit` gets
-    the headers and the count of zeros, `transmit(raw, pad)`
-    (mrc_wire.packet; the timed fabric's models carry no zeros)."""
+    """An MRC endpoint on one NIC (`nic`), configured by `cfg`, reporting
+    to `app`. Times in µs. With `cfg.elide`, a simulated payload's zeros
+    are not built: the NIC gets the headers and the count of zeros,
+    `post(raw, pad)` (mrc_wire.packet; the timed fabric's models carry no
+    zeros)."""
 
-    def __init__(self, sim: Sim, addr: str | bytes, transmit: Callable[..., None], *,
-                 mtu: int = 1024, rto: float = 200.0, rto_max: float | None = None, retry_limit: int = 8,
-                 probe_interval: float = 100.0, reorder_window: float | None = None,
-                 dscp: Mapping[str, int] | None = None, keep_payload: bool = True, seed: int = 0,
-                 ablate: frozenset[str] = frozenset(), elide: bool = False,
-                 on_message: Callable[[int, int, bytes | None], None] | None = None,
-                 on_error: Callable[[int, str], None] | None = None,
-                 on_place: Callable[[int, int, int, int], None] | None = None,
-                 slot_sink: Callable[[int, list[tuple[int, int]]], None] | None = None,
-                 reverse_sink: Callable[[int, int, int], None] | None = None,
-                 bad_sink: Callable[[int, int], None] | None = None,
-                 port_sink: Callable[[int], None] | None = None):
+    def __init__(self, sim: Sim, addr: str | bytes, nic: Nic, cfg: HostConfig = DEFAULTS, app: App | None = None):
         self.sim = sim
         self.addr_bytes = _addr(addr)
         self.addr = str(ipaddress.IPv6Address(self.addr_bytes))
-        self.transmit = transmit
-        self.mtu = mtu
-        self._tick = min(rto / 4, probe_interval)  # the timer's period: timeouts, tail probes, probes
-        d = {**DSCP_DEFAULTS, **(dscp or {})}  # the topology file's classes
+        self.nic = nic
+        self.cfg = cfg
+        self.mtu = cfg.mtu
+        rto = cfg.rto
+        self._tick = min(rto / 4, cfg.probe_interval)  # the timer's period: timeouts, tail probes, probes
+        d = cfg.classes()
         self.dscp_control, self.dscp_data, self.dscp_retx = d["control"], d["data_trimmable"], d["data_trimmable_retx"]
         self.dscp_trimmed = (d["trimmed"], d["trimmed_lasthop"])
-        self.keep_payload = keep_payload
-        self.elide = elide
-        # Mechanisms switched off to show a check depends on them (fabric_sim.scenario.ABLATIONS):
-        # port_bitmap (paths.py: the peer's port status ignored), ev_retire (_event: a loss never
-        # retires an EV; the copies are still resent); ecn_echo is the NIC's (NicModel(ecn_echo=False)).
-        self.ablate = ablate
-        self.on_message = on_message or (lambda qpn, msg_id, data: None)
-        self.on_error = on_error or (lambda qpn, reason: None)
-        self.on_place = on_place  # (QP, msg id, offset, length) of each payload placed: an outside ledger
-        self.slot_sink = slot_sink  # where slot rewrites go (the NIC's slot_ev), per QP
-        # Where the reverse EVs the host chooses go (the NIC's rx_reverse
-        # register: its receiver's SACKs for data on a plane leave on it),
-        # (QP, plane, EV); the NIC moves them itself as data and SACKs arrive.
-        self.reverse_sink = reverse_sink
-        # Health mode (EvProfile.health): the NIC's registers the host writes,
-        # the QP's slots assumed bad (QP, slot bits: the ev_bad word) and the
-        # planes of this NIC's ports that are down (the port_down register).
-        self.bad_sink = bad_sink
-        self.port_sink = port_sink
+        self.keep_payload = cfg.keep_payload
+        self.elide = cfg.elide
+        self.ablate = cfg.ablate
+        self.app: App = app if app is not None else NoApp()
         self._bad_pushed: dict[int, int] = {}
-        self._by_peer: dict[int, QueuePair] = {}  # peer QP number -> QP (sent_on)
         self.qps: dict[int, QueuePair] = {}
         self.stats = Stats()
         self.errors: list[tuple[int, str]] = []
+        self.ev_events: Counter[int] = Counter()  # the NIC's EV events, by reason (EVR_*)
         self._msg_ids = 0
         self._timer_armed = False
-        self.paths = PathState(sim, self.stats, self.qps, probe_interval=probe_interval, probe_timeout=rto,
-                               ignore_peer_ports="port_bitmap" in ablate, rng=random.Random(seed),
+        self.paths = PathState(sim, self.stats, self.qps, probe_interval=cfg.probe_interval, probe_timeout=rto,
+                               ignore_peer_ports="port_bitmap" in cfg.ablate, rng=random.Random(cfg.seed),
                                send_control=self._send_control, event=self._event, push_slots=self._push_slots,
                                set_reverse=self._set_reverse,
                                lost=self._lost, pump=self._pump, arm_timer=self._arm_timer)
-        self.recovery = LossRecovery(sim, self.stats, rto=rto, rto_max=rto_max if rto_max is not None else 64 * rto,
-                                     retry_limit=retry_limit,
-                                     reorder_window=reorder_window if reorder_window is not None else rto / 4,
+        self.recovery = LossRecovery(sim, self.stats, rto=rto,
+                                     rto_max=cfg.rto_max if cfg.rto_max is not None else 64 * rto,
+                                     retry_limit=cfg.retry_limit,
+                                     reorder_window=cfg.reorder_window if cfg.reorder_window is not None else rto / 4,
                                      send=self._send_segment, lost=self._lost, fail=self._fail, event=self._event,
                                      pump=self._pump, probe=self.paths.send_probe)
         # Called for every ACK or data packet: bound once here, not looked up through the parts each time.
         self._same_path_losses = self.recovery.same_path_losses
         self._detect_losses = self.recovery.detect_losses
         self._control_ev = self.paths.control_ev
+        nic.attach(self)
 
     # ---- set-up -------------------------------------------------------
     def connect(self, qpn: int, peer_qpn: int, peer_addr: str | bytes, profile: EvProfile, *,
                 start_psn: int = 0, cc: CongestionControl | None = None) -> QueuePair:
+        """QP `qpn` to QP `peer_qpn` at `peer_addr`, over `profile`'s EVs:
+        created on the NIC (its slots, its receiver, its path health), its
+        reverse EVs written there."""
         qp = QueuePair(qpn, peer_qpn, _addr(peer_addr), profile, cc or Aimd(), start_psn=start_psn,
                        rx=Placement(self.keep_payload))
+        self.nic.create_qp(QpCreate(qpn, peer_qpn, tuple(profile.home), profile.spares(), True, profile.enabled,
+                                    self.cfg.ack_bytes, profile.health, profile.min_active, profile.health,
+                                    start_psn))
         self.recovery.start(qp)
         qp.paths.begin(profile.home, self.sim.now)  # one rotation EV per plane, trusted from now
         self.qps[qpn] = qp
@@ -153,22 +148,33 @@ class Endpoint(W.PacketHost):
             self._set_reverse(qp, p, ev)
         return qp
 
+    def disconnect(self, qpn: int) -> None:
+        """QP `qpn` destroyed, here and on the NIC (what it had in flight is forgotten)."""
+        self.qps.pop(qpn)
+        self._bad_pushed.pop(qpn, None)
+        self.nic.destroy_qp(qpn)
+
     def _set_reverse(self, qp: QueuePair, plane: int, ev: int) -> None:
         """`ev` becomes the reverse EV of `plane`, confirmed now, here and in the NIC."""
         qp.paths.confirm(ev, self.sim.now)
-        if self.reverse_sink is not None:
-            self.reverse_sink(qp.qpn, plane, ev)
+        self.nic.set_reverse(qp.qpn, plane, ev)
 
     # ---- sender -------------------------------------------------------
     def set_control_path(self, qpn: int, ev: int) -> None:
-        """Control packets of QP `qpn` travel on `ev` alone from now on (the
-        single-path baselines' routing moved the QP to another path): the
+        """Control packets of QP `qpn` travel on `ev` alone from now on: the
         NIC's SACKs too, for data on any plane."""
         qp = self.qps[qpn]
         qp.paths.only(ev)
-        if self.reverse_sink is not None:
-            for p in range(8):
-                self.reverse_sink(qpn, p, ev)
+        for p in range(8):
+            self.nic.set_reverse(qpn, p, ev)
+
+    def reroute(self, qpn: int, ev: int) -> None:
+        """The single-path baseline's routing moved QP `qpn` to the one path
+        `ev`: its slot, in the profile and the NIC, and its control path."""
+        qp = self.qps[qpn]
+        qp.profile.rehome(0, ev)
+        self._push_slots(qp)
+        self.set_control_path(qpn, ev)
 
     def send_message(self, qpn: int, data: bytes | int) -> int:
         """Queue a message: bytes, or an int for that many simulated bytes."""
@@ -184,16 +190,11 @@ class Endpoint(W.PacketHost):
         return msg_id
 
     def _send_segment(self, qp: QueuePair, seg: Segment, retx: bool) -> None:
-        # In health mode the NIC's data plane picks the EV when it sends
-        # the copy, and says which (sent_on); until then it is UNSENT.
-        health = qp.profile.health
-        ev = UNSENT if health else qp.profile.next_ev()
+        # The NIC's data plane picks the EV when it sends the copy, and says which (on_sent).
         old = qp.inflight.get(seg.psn)
-        inf = Inflight(seg, ev, self.sim.now, (old.retx + 1) if old else 0, old.timeouts if old else 0)
+        inf = Inflight(seg, UNSENT, self.sim.now, (old.retx + 1) if old else 0, old.timeouts if old else 0)
         qp.inflight[seg.psn] = inf
         qp.sendq.append(inf)
-        if not health:
-            self._on_ev(qp, inf)
         qp.tx_active_at = self.sim.now
         self.stats.sent += 1
         self.stats.retransmits += retx
@@ -204,12 +205,9 @@ class Endpoint(W.PacketHost):
         pad = seg.length + ICRC_LEN if seg.payload is None and self.elide else 0
         payload = seg.payload if seg.payload is not None else b"" if pad else ZEROS[:seg.length]
         ext = W.data_ext(seg.msg_id, seg.offset, seg.msg_len, timestamp(self.sim.now), qp.peer_qpn)
-        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, max(ev, 0),
+        raw = W.build(self.addr_bytes, qp.peer_addr, self.dscp_retx if retx else self.dscp_data, ECT0, 0,
                       seg.opcode, qp.peer_qpn, seg.psn, ext, payload, ackreq=ackreq, pad=pad, retx=int(retx))
-        if pad:
-            self.transmit(raw, pad)
-        else:
-            self.transmit(raw)  # a NIC that carries whole frames (BMv2) takes the packet alone
+        self.nic.post(raw, pad)
         self._arm_timer()
 
     def _on_ev(self, qp: QueuePair, inf: Inflight) -> None:
@@ -219,25 +217,36 @@ class Endpoint(W.PacketHost):
         q.append(inf)
         qp.ev_tx[inf.ev] += 1
 
-    def qp_to(self, peer_qpn: int) -> QueuePair | None:
-        """The QP whose peer is QP `peer_qpn` (what the NIC's packets name in
-        BTH.dqpn), or None."""
-        qp = self._by_peer.get(peer_qpn)
-        if qp is None:
-            self._by_peer = {q.peer_qpn: q for q in self.qps.values()}
-            qp = self._by_peer.get(peer_qpn)
-        return qp
+    # ---- what the NIC hands over (mrc_wire.pcie.Host) ---------------------
+    def on_held(self, qpn: int, psn: int) -> None:
+        """The NIC's scheduler holds the latest copy of `psn`: no timer and
+        no loss detection run on it meanwhile (a resend keeps its hand-over
+        time: an ACK of an earlier copy on the same EV would otherwise take
+        the record's infinite send time for its own)."""
+        qp = self.qps.get(qpn)
+        inf = qp.inflight.get(psn) if qp is not None else None
+        if inf is not None and inf.retx == 0:
+            inf.sent_at = math.inf
 
-    def sent_on(self, peer_qpn: int, psn: int, ev: int) -> None:
-        """The NIC sent the copy of `psn` to QP `peer_qpn` on `ev` (health
-        mode: its data plane picked the slot)."""
-        qp = self.qp_to(peer_qpn)
+    def on_sent(self, qpn: int, psn: int, ev: int) -> None:
+        """The NIC sent the latest copy of `psn` now, on `ev` (its data
+        plane picked the slot): the copy's send time and EV."""
+        qp = self.qps.get(qpn)
         if qp is None:
             return
+        if not qp.profile.health:
+            qp.profile.turn()  # a turn of the plain rotation: a skip by rewrite may end
         inf = qp.inflight.get(psn)
-        if inf is not None and inf.ev == UNSENT:
-            inf.ev = ev
-            self._on_ev(qp, inf)
+        if inf is not None:
+            inf.sent_at = self.sim.now
+            if inf.ev == UNSENT:
+                inf.ev = ev
+                self._on_ev(qp, inf)
+
+    def on_ev_event(self, qpn: int, change: EvChange) -> None:
+        """A change the NIC's path health made to one of our QPs (counted;
+        the host's profile learns its EVs' state from its own packets)."""
+        self.ev_events[change.reason] += 1
 
     def _pump(self, qp: QueuePair) -> None:
         if qp.error is not None:
@@ -266,19 +275,41 @@ class Endpoint(W.PacketHost):
         qp.profile.event(ev, event)
         self._push_slots(qp)
 
+    def push_slots(self, qpn: int) -> None:
+        """Write what QP `qpn`'s profile decided (the controller changed it) into the NIC."""
+        self._push_slots(self.qps[qpn])
+
+    # ---- the controller's endpoint operations (mrc_host/ctl.py) -------------------
+    def qp_to_address(self, addr: bytes) -> int | None:
+        """A QP of ours to the NIC at `addr` (the lowest numbered), or None."""
+        return min((q.qpn for q in self.qps.values() if q.peer_addr == addr), default=None)
+
+    def probe_ev(self, qpn: int, ev: int) -> int:
+        """EV_PROBE: probe `ev` over QP `qpn` (its peer's NIC answers); a handle for `answered`."""
+        return self.paths.send_probe(self.qps[qpn], ev, ProbeKind.ENDPOINT)
+
+    def announce(self, qpn: int) -> int:
+        """PORT_STATUS_UPDATE: our ports, to QP `qpn`'s peer; a handle for `answered`."""
+        return self.paths.announce(self.qps[qpn])
+
+    def answered(self, handle: int) -> float | None:
+        """When the answer to `probe_ev` or `announce` came, or None."""
+        return self.paths.answers.get(handle)
+
     def _push_slots(self, qp: QueuePair) -> None:
+        """Write what the profile decided into the NIC: slots marked bad, slots rewritten."""
         bad = qp.profile.bad_slots
-        if self.bad_sink is not None and bad != self._bad_pushed.get(qp.qpn, 0):
+        if bad != self._bad_pushed.get(qp.qpn, 0):
             self._bad_pushed[qp.qpn] = bad
-            self.bad_sink(qp.qpn, bad)
-        if self.slot_sink is not None and qp.profile.slot_writes:
-            self.slot_sink(qp.qpn, qp.profile.take_writes())
+            self.nic.set_bad(qp.qpn, bad)
+        if qp.profile.slot_writes:
+            self.nic.write_slots(qp.qpn, qp.profile.take_writes())
 
     def _send_control(self, qp: QueuePair, ev: int, op: int, psn: int, ext: bytes) -> None:
         """A probe, probe reply or endpoint request to the peer, in the
         control class (a SACK is built in place: it is on every data
         packet's path)."""
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, psn, ext))
+        self.nic.post(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, op, qp.peer_qpn, psn, ext))
 
     def _fail(self, qp: QueuePair, reason: str) -> None:
         qp.error = reason
@@ -286,20 +317,22 @@ class Endpoint(W.PacketHost):
         qp.retx_queue.clear()
         self.stats.errors += 1
         self.errors.append((qp.qpn, reason))
-        self.on_error(qp.qpn, reason)
+        self.app.failed(qp.qpn, reason)
 
     # ---- port state (paths.py) ------------------------------------------------
     def port_down(self, plane: int) -> None:
         """This NIC's port of `plane` went down (PathState.port_down); in
-        health mode the NIC's data plane passes over its slots (port_sink)."""
+        health mode the NIC's data plane passes over its slots."""
         self.paths.port_down(plane)
-        if self.port_sink is not None:
-            self.port_sink(self.paths.ports_down)
+        self.nic.set_port_down(self.paths.ports_down)
 
     def port_up(self, plane: int) -> None:
         self.paths.port_up(plane)
-        if self.port_sink is not None:
-            self.port_sink(self.paths.ports_down)
+        self.nic.set_port_down(self.paths.ports_down)
+
+    def on_port(self, plane: int, up: bool) -> None:
+        """The NIC says its port of `plane` went down or came back."""
+        (self.port_up if up else self.port_down)(plane)
 
     # ---- timers (recovery.py: timeouts, tail probes; paths.py: probes) ------
     def _arm_timer(self) -> None:
@@ -362,12 +395,11 @@ class Endpoint(W.PacketHost):
         # kilobytes of zeros made for nothing.
         placed = rx.place(msg_id, offset, n, pkt.payload if rx.keep else b"")
         if placed >= 0:
-            if self.on_place is not None:
-                self.on_place(qp.qpn, msg_id, offset, n)
+            self.app.placed(qp.qpn, msg_id, offset, n)
             self.stats.rx_bytes += n
             if placed >= msg_len:
                 self.stats.delivered += 1
-                self.on_message(qp.qpn, msg_id, rx.take(msg_id))
+                self.app.delivered(qp.qpn, msg_id, rx.take(msg_id))
         self._heard_on(qp, pkt.ev)
 
     def _heard_on(self, qp: QueuePair, ev: int) -> None:

@@ -12,7 +12,7 @@ import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from mrc_wire.constants import ev_plane, ev_spine
 
@@ -35,9 +35,17 @@ class EvEvent(enum.Enum):
     PROBE_LOST = "probe_lost"
     PLANE_DOWN = "plane_down"
     PLANE_UP = "plane_up"
+    ADMIN = "admin"  # the operator's (mrc_ctl's MODIFY_EV_STATE)
 
 
 _NO_SPINES: Final[frozenset[int]] = frozenset()  # no EV assumed bad: no suspect spine
+
+
+class Watcher(Protocol):
+    """Told of every state change of a profile's EVs (mrc_host/ctl.py: the
+    controller's EV events)."""
+
+    def changed(self, ev: int, old: EvState | None, new: EvState, event: EvEvent) -> None: ...
 
 
 def make_ev(plane: int, spine: int, salt: int = 0) -> int:
@@ -89,9 +97,6 @@ class EvProfile:
     home: list[int]
     backups: dict[int, list[int]]
     restore_after: int = RESTORE_AFTER
-    # Mirror mode: the NIC's data plane walks the slots (one turn per data
-    # packet); the profile follows it and acts only through slot rewrites.
-    mirror: bool = False
     # `ev_min_active` of the OCP API: a loss never retires an EV when that
     # would leave fewer distinct GOOD EVs in the rotation.
     min_active: int = 1
@@ -107,8 +112,8 @@ class EvProfile:
     # False: no `log` (a run's QPs that are not traced: kept, it grew by an
     # entry per state change, 283,000 of them in a 1,024-NIC run); `trace`.
     keep_log: bool = True
-    # Health mode (with mirror): the NIC's data plane keeps the slots'
-    # health (nic_model/ev_health.py) and picks each packet's slot: it skips
+    # Health mode: the NIC's data plane keeps the slots' health
+    # (nic_model/ev_health.py) and passes over the unusable: it skips
     # an EV once on a congestion mark or a TRIMMED NACK, and passes over
     # slots whose plane is down and slots the host marks bad. The profile
     # then writes a spare into a lost EV's slots, or, with none, marks them
@@ -127,8 +132,7 @@ class EvProfile:
     home_bits: dict[int, int] = field(default_factory=dict)
     state: dict[int, EvState] = field(default_factory=dict)
     good_probes: Counter[int] = field(default_factory=Counter)
-    next_slot: int = 0
-    turns: int = 0
+    turns: int = 0  # data packets the NIC sent on the QP (its rotation's turns: `turn`)
     skip_until: dict[int, int] = field(default_factory=dict)
     log: list[tuple[int, EvEvent, EvState]] = field(default_factory=list)
     # (slot, EV) for the data plane, in order, until taken (`take_writes`)
@@ -136,6 +140,7 @@ class EvProfile:
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
     bad_slots: int = 0  # health mode: the slots the data plane passes over as assumed bad (bit s: slot s)
+    watcher: Watcher | None = None  # told of each state change (the controller's EV events), if any
     _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
     _planes_of: int = -1
 
@@ -179,36 +184,24 @@ class EvProfile:
         out, self.slot_writes = self.slot_writes, []
         return out
 
-    def next_ev(self) -> int:
-        """The EV of the next packet: the rotation's next slot, passing over a
-        SKIP slot once (it becomes GOOD) and any slot that is not GOOD. If no
-        slot is GOOD the rotation is used as it is (degraded, not stopped)."""
-        n = len(self.slots)
-        if self.mirror:
-            for ev, until in list(self.skip_until.items()) if self.skip_until else ():
+    def spares(self) -> tuple[int, ...]:
+        """The backup EVs of every plane, in plane order."""
+        return tuple(e for pool in self.backups.values() for e in pool)
+
+    def turn(self) -> None:
+        """The NIC's data plane sent a packet on the plain rotation (it walks
+        the slots, one turn per data packet; the profile acts only through
+        slot rewrites): an EV skipped by a rewrite for one rotation comes
+        back once the rotation has passed (not in health mode, where the
+        data plane skips once itself)."""
+        if self.skip_until:
+            for ev, until in list(self.skip_until.items()):
                 if self.turns >= until:
                     del self.skip_until[ev]
                     if self.state[ev] is EvState.SKIP:
                         self.state[ev] = EvState.GOOD
                         self._return_home(ev)
-            ev = self.slots[self.next_slot]
-            self.next_slot = (self.next_slot + 1) & (n - 1)
-            self.turns += 1
-            return ev
-        for _ in range(2 * n):
-            ev = self.slots[self.next_slot]
-            self.next_slot = (self.next_slot + 1) & (n - 1)
-            st = self.state[ev]
-            if st is EvState.GOOD:
-                return ev
-            if st is EvState.SKIP:
-                self.state[ev] = EvState.GOOD  # skipped for this rotation only
-        for _ in range(n):
-            ev = self.slots[self.next_slot]
-            self.next_slot = (self.next_slot + 1) & (n - 1)
-            if self.state[ev] is not EvState.DENIED:
-                return ev
-        raise RuntimeError("every EV of the QP is DENIED")
+        self.turns += 1
 
     def _set(self, ev: int, event: EvEvent, st: EvState) -> None:
         # Only _set makes or unmakes ASSUMED_BAD: `bad` is what probing() returns.
@@ -216,6 +209,8 @@ class EvProfile:
             self.bad.add(ev)
         else:
             self.bad.discard(ev)
+        if self.watcher is not None:
+            self.watcher.changed(ev, self.state.get(ev), st, event)
         self.state[ev] = st
         if self.keep_log:
             self.log.append((ev, event, st))
@@ -235,9 +230,8 @@ class EvProfile:
             if self.health:
                 return  # the data plane skips it once (its EV event says so)
             self._set(ev, event, EvState.SKIP)
-            if self.mirror:  # the data plane skips it by a rewrite for one rotation
-                self._vacate(ev)
-                self.skip_until[ev] = self.turns + len(self.slots)
+            self._vacate(ev)  # the data plane skips it by a rewrite for one rotation
+            self.skip_until[ev] = self.turns + len(self.slots)
         elif event is EvEvent.LOSS and st in (EvState.GOOD, EvState.SKIP):
             self._set(ev, event, EvState.ASSUMED_BAD)
             self.good_probes[ev] = 0
@@ -280,13 +274,45 @@ class EvProfile:
         return True
 
     def deny(self, ev: int) -> None:
-        self._set(ev, EvEvent.LOSS, EvState.DENIED)
+        """The operator denies `ev`: it leaves every slot, and no probe brings it back."""
+        self._set(ev, EvEvent.ADMIN, EvState.DENIED)
         self._vacate(ev)
 
     def allow(self, ev: int) -> None:
         if self.state.get(ev) is EvState.DENIED:
-            self._set(ev, EvEvent.PROBE_OK, EvState.GOOD)
+            self._set(ev, EvEvent.ADMIN, EvState.GOOD)
             self._return_home(ev)
+
+    def assume_bad(self, ev: int) -> None:
+        """The operator says `ev` is bad: retired as after a loss (no floor:
+        the operator knows), probed in the background."""
+        if self.state.get(ev) in (EvState.GOOD, EvState.SKIP):
+            self._set(ev, EvEvent.ADMIN, EvState.ASSUMED_BAD)
+            self.good_probes[ev] = 0
+            self._vacate(ev)
+
+    def restore(self, ev: int) -> None:
+        """The operator says `ev` is good again: back in its home slots now."""
+        if self.state.get(ev) in (EvState.ASSUMED_BAD, EvState.DENIED):
+            self._set(ev, EvEvent.ADMIN, EvState.GOOD)
+            self._return_home(ev)
+
+    def replace(self, old: int, new: int, all_copies: bool) -> bool:
+        """REPLACE_EV: `new` takes `old`'s place in the configured rotation
+        (its first home slot, or all of them) or among the spares; written
+        to the slots that held `old`. False if `old` is not the profile's."""
+        self.state.setdefault(new, EvState.GOOD)
+        at = self.home_bits.get(old, 0)
+        if at:
+            for i in _bit_indices(at if all_copies else at & -at):
+                self.rehome(i, new)
+            return True
+        for pool in self.backups.values():
+            if old in pool:
+                pool[pool.index(old)] = new
+                self._planes_of = -1  # on_plane's answers change
+                return True
+        return False
 
     def rehome(self, slot: int, ev: int) -> None:
         """The operator (or the single-path baseline's routing) puts `ev` in
@@ -325,11 +351,9 @@ class EvProfile:
                 else:
                     self._write(i, spare)
                 continue
-            if spare is not None and ev_spine(spare) in suspect and self.mirror:
+            if spare is not None and ev_spine(spare) in suspect:
                 spare = self._double_up(ev, suspect) or spare
             if spare is None:
-                if not self.mirror:
-                    return  # no spare: the slot keeps its EV, passed over while not GOOD
                 spare = self._double_up(ev, suspect)  # the NIC cannot pass over a slot
                 if spare is None:
                     return
@@ -341,8 +365,8 @@ class EvProfile:
 
     def _double_up(self, ev: int, suspect: set[int]) -> int | None:
         """A GOOD rotation EV of the same plane on a healthy spine, the one
-        in fewest slots, to fill a second slot (mirror mode: the NIC sends
-        on whatever the slot holds)."""
+        in fewest slots, to fill a second slot (the NIC sends on whatever
+        the slot holds)."""
         cands = [e for e in self.slot_bits if ev_plane(e) == ev_plane(ev) and self.state[e] is EvState.GOOD
                  and ev_spine(e) not in suspect]
         return min(cands, key=lambda e: (self.uses(e), e)) if cands else None

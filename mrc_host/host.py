@@ -16,7 +16,34 @@ from typing import Protocol
 from mrc_host.cc import CongestionControl
 from mrc_host.ev import EvProfile
 from mrc_host.stats import Stats
-from mrc_wire.packet import Mrc
+from mrc_wire import pcie
+
+
+class App(Protocol):
+    """What the transport tells the application above it (the run's
+    driver and ledger): one object, not a callback each."""
+
+    def delivered(self, qpn: int, msg_id: int, data: bytes | None) -> None:
+        """Message `msg_id` of QP `qpn` is whole (its bytes where payloads are kept)."""
+
+    def placed(self, qpn: int, msg_id: int, offset: int, length: int) -> None:
+        """`length` payload bytes of the message placed at `offset`."""
+
+    def failed(self, qpn: int, reason: str) -> None:
+        """QP `qpn` gave up (its error state)."""
+
+
+class NoApp:
+    """An application that listens to nothing (endpoints built without one)."""
+
+    def delivered(self, qpn: int, msg_id: int, data: bytes | None) -> None:
+        pass
+
+    def placed(self, qpn: int, msg_id: int, offset: int, length: int) -> None:
+        pass
+
+    def failed(self, qpn: int, reason: str) -> None:
+        pass
 
 
 class HostQp(Protocol):
@@ -35,7 +62,9 @@ class HostQp(Protocol):
     def profile(self) -> EvProfile: ...  # its EVs, with their state log
 
 
-class Host(Protocol):
+class Host(pcie.Host, Protocol):
+    """A transport on a NIC's host: what the NIC hands it (mrc_wire.pcie.Host) and what the run asks of it."""
+
     @property
     def addr(self) -> str: ...  # the NIC's IPv6 address, as text
 
@@ -48,20 +77,13 @@ class Host(Protocol):
     @property
     def qps(self) -> Mapping[int, HostQp]: ...  # local QP number -> QP
 
-    def deliver(self, pkt: Mrc) -> None:
-        """A packet its NIC parsed (fabric_sim.fabric.NicNode)."""
-
     def connect(self, qpn: int, peer_qpn: int, peer_addr: bytes, profile: EvProfile, *,
                 cc: CongestionControl | None = None) -> HostQp: ...
 
     def send_message(self, qpn: int, size: int) -> int:
         """Posts `size` bytes on QP `qpn`; returns the message's id."""
 
-    def port_down(self, plane: int) -> None:
-        """The NIC's port of `plane` went down (fabric_sim/faults.py)."""
-
-    def port_up(self, plane: int) -> None: ...
-
-    def set_control_path(self, qpn: int, ev: int) -> None:
-        """QP `qpn`'s control packets take `ev` alone (the single-path
-        baselines' rerouting, fabric_sim.transports.qps.Reconverger)."""
+    def reroute(self, qpn: int, ev: int) -> None:
+        """QP `qpn` moves to the one path `ev`, its control packets too (the
+        single-path baselines' routing after a fault,
+        fabric_sim.transports.qps.Reconverger): its slot rewritten in the NIC."""

@@ -44,6 +44,7 @@ class PathState:
     ports_down: int  # bitmap of this NIC's planes whose port is down
     probe_ids: int  # the last probe id sent (PETH's 16 bits)
     announced: dict[int, tuple[float, int]]  # QP -> (when, tries) its peer was sent our port status, till answered
+    answers: dict[int, float]  # the controller's probe ids -> when answered; QP -> when its port status was (-QP - 1)
 
     def __init__(self, sim: Sim, stats: Stats, qps: Mapping[int, QueuePair], *, probe_interval: float,
                  probe_timeout: float, ignore_peer_ports: bool, rng: random.Random, send_control: SendControl,
@@ -55,6 +56,7 @@ class PathState:
         self.ports_down = 0
         self.probe_ids = 0
         self.announced = {}
+        self.answers = {}
         self._send_control, self._event, self._push_slots = send_control, event, push_slots
         self._lost, self._pump, self._arm_timer = lost, pump, arm_timer
         self._set_reverse = set_reverse
@@ -149,7 +151,14 @@ class PathState:
         self._send_control(qp, self.control_ev(qp, None), OP_EP_RESPONSE, 0, W.eeth_ext(op))
 
     def on_endpoint_response(self, qp: QueuePair, pkt: W.Mrc) -> None:
-        self.announced.pop(qp.qpn, None)
+        if self.announced.pop(qp.qpn, None) is not None:
+            self.answers[-qp.qpn - 1] = self.sim.now
+
+    def announce(self, qp: QueuePair) -> int:
+        """The controller's port status update to the QP's peer: a handle for `answers`."""
+        self.answers.pop(-qp.qpn - 1, None)
+        self._announce(qp)
+        return -qp.qpn - 1
 
     def _plane_back(self, qp: QueuePair, plane: int) -> None:
         """The plane is usable again once neither end's port is down."""
@@ -206,5 +215,7 @@ class PathState:
         qp.rtt_sample(self.sim.now - sent.sent_at)
         if sent.kind is ProbeKind.PATH:
             self._event(qp, sent.ev, EvEvent.PROBE_OK)
+        elif sent.kind is ProbeKind.ENDPOINT:
+            self.answers[probe_id] = self.sim.now
         else:
             self._set_reverse(qp, ev_plane(sent.ev), sent.ev)

@@ -4,7 +4,6 @@ arithmetic modulo 2^24 everywhere (mrc_wire/psn.py, DESIGN.md section 7)."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Final
@@ -170,13 +169,3 @@ class QueuePair:
 
     def busy(self) -> bool:
         return self.error is None and bool(self.inflight or self.pending or self.retx_queue)
-
-    def released(self, psn: int, at: float) -> None:
-        """The NIC's QP scheduler took the latest copy of `psn` to the wire
-        at `at`, or holds it (`at` infinite: no timer, no loss detection
-        runs on it meanwhile). A resend keeps its hand-over time while it
-        waits: an ACK of an earlier copy on the same EV would otherwise
-        take the record's infinite send time for its own."""
-        inf = self.inflight.get(psn)
-        if inf is not None and (at != math.inf or inf.retx == 0):
-            inf.sent_at = at

@@ -19,6 +19,7 @@ class ProbeKind(enum.Enum):
     PATH = "path"  # a retired EV: a reply makes it good again
     SUSPECT = "suspect"  # the EV of a copy late past the reorder window: no reply by its deadline retires it
     REVERSE = "reverse"  # a reverse-set candidate: a reply makes it its plane's reverse EV
+    ENDPOINT = "endpoint"  # the controller's EV_PROBE (mrc_host/ctl.py): its reply's time is kept
 
 
 @dataclass(frozen=True, slots=True)

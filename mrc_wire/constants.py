@@ -111,7 +111,7 @@ NACK_UNEXP_EVENT: Final = 0x19
 SACK_BITS: Final = 64
 # MRC's ACK coalescing, as UEC's receivers: a SACK per this many bytes of
 # in-order payload (4 packets at a 4 KiB MTU); the scenario's
-# `endpoint.ack_bytes` and a QP's plan (control_plane.nic_plan.QpSpec)
+# `endpoint.ack_bytes` and a QP as its host creates it (mrc_wire.pcie.QpCreate)
 # default to it (0: a SACK per data packet).
 ACK_BYTES: Final = 16384
 PSN_MOD: Final = 1 << 24

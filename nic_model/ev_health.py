@@ -1,6 +1,10 @@
 """Per-EV path health in the NIC's data plane, stage for stage as
 p4src/nic/ev_health.p4 (docs/nic.md, "Path health in the pipeline").
 
+Each QP's turn (qp_rotation: its next slot) is this stage's register: a
+data packet's slot is the turn's own (the plain rotation) or, for a QP
+whose health the data plane keeps, the next usable one.
+
 Per QP, in registers indexed by its QP index, one bit per slot of its
 rotation (EV_HEALTH_SLOTS at most): `skip` (skip once: set by a SACK's
 congestion mark or a TRIMMED NACK for the slot's EV, cleared when the
@@ -21,6 +25,10 @@ plane comes from the QP's three plane-bit words (bit s of word k: bit k
 of slot s's plane), set when the QP is planned (the host's rewrites keep
 each slot's plane while the data plane runs health).
 
+What a packet for our sender says of its paths is this stage's too
+(`evidence`): a SACK's congestion mark or a TRIMMED NACK skips the EV
+once, the peer's port status (ERTH) says which of its planes are down.
+
 Every change the data plane makes is an `EvChange` (the P4's digest):
 the controller turns it into mrc_ctl's EV events (control_plane/ev_events.py).
 """
@@ -29,14 +37,23 @@ from __future__ import annotations
 
 from typing import Final
 
+from mrc_wire import packet as W
 from mrc_wire.constants import (
+    EP_PORT_STATUS,
     EV_HEALTH_SLOTS,
+    EVR_CONGESTION,
     EVR_PORT_STATUS,
     EVR_ROTATION,
+    EVR_TRIMMED,
     EVS_GOOD,
     EVS_SKIP,
+    NACK_TRIMMED,
+    OP_EP_REQUEST,
+    OP_NACK,
+    OP_SACK,
+    SETH_M_SKIP_ONCE,
 )
-from mrc_wire.entries import EvChange, QpEv
+from mrc_wire.entries import EvChange, QpEv, QpPeer
 
 _ONES: Final = (1 << EV_HEALTH_SLOTS) - 1
 
@@ -65,7 +82,7 @@ def plane_slots(words: tuple[int, int, int], planes: int, valid: int) -> int:
 class EvHealth:
     """The health registers of one NIC and its ev_slots table."""
 
-    __slots__ = ("skip", "bad", "peer_down", "port_down", "ev_slots", "changes", "keep", "digests")
+    __slots__ = ("turns", "skip", "bad", "peer_down", "port_down", "ev_slots", "changes", "keep", "digests")
 
     def __init__(self, keep: bool = True) -> None:
         """`keep` False: no controller reads the digests (the timed fabric,
@@ -74,6 +91,7 @@ class EvHealth:
         (215,825 of them, 21 MiB, 30 µs into a 1,024-NIC run)."""
         self.keep = keep
         self.digests = 0  # changes made, kept or not
+        self.turns: list[int] = []  # qp_rotation: each QP's turn (its next slot, 16 bits), by QP index
         self.skip: list[int] = []
         self.bad: list[int] = []
         self.peer_down: list[int] = []
@@ -82,6 +100,16 @@ class EvHealth:
         # 32 bits): an int key, hashed with no tuple made per lookup.
         self.ev_slots: dict[int, int] = {}
         self.changes: list[EvChange] = []  # the digests, in order (the caller drains them)
+
+    def add_qp(self, qp_index: int) -> None:
+        """A QP's turn register (zero, as the P4's at start-up)."""
+        while len(self.turns) <= qp_index:
+            self.turns.append(0)
+
+    def set_turn(self, qp_index: int, turn: int) -> None:
+        """A write of the QP's qp_rotation register."""
+        self.add_qp(qp_index)
+        self.turns[qp_index] = turn & 0xFFFF
 
     def ensure(self, qp_index: int) -> None:
         while len(self.skip) <= qp_index:
@@ -103,13 +131,24 @@ class EvHealth:
         return out
 
     def reset(self) -> None:
-        for regs in (self.skip, self.bad, self.peer_down):
+        for regs in (self.turns, self.skip, self.bad, self.peer_down):
             regs[:] = [0] * len(regs)
         self.port_down = 0
 
     # ---- transmit: the rotation's pick ----------------------------------
-    def pick(self, qp: QpEv, turn: int) -> tuple[int, int]:
-        """(the slot within the QP, the turn after it) for data at `turn`."""
+    def pick(self, qp: QpEv) -> int:
+        """The slot within the QP of its next data packet; its turn moves on."""
+        i = qp.qp_index
+        turn = self.turns[i]
+        if not qp.health:  # the plain rotation
+            self.turns[i] = (turn + 1) & 0xFFFF
+            return turn & qp.mask
+        slot, self.turns[i] = self._usable(qp, turn)
+        return slot
+
+    def _usable(self, qp: QpEv, turn: int) -> tuple[int, int]:
+        """(the slot within the QP, the turn after it) for data at `turn`,
+        passing over the slots that are not usable."""
         i = qp.qp_index
         skip = self.skip[i]
         hard = self.bad[i]
@@ -135,6 +174,20 @@ class EvHealth:
         return (t + k) & qp.mask, (turn + k + 1) & 0xFFFF
 
     # ---- receive: evidence in a packet ------------------------------------
+    def evidence(self, qp: QpPeer, m: W.Mrc) -> None:
+        """What a packet for our sender says of its paths."""
+        op = m.opcode
+        if op == OP_SACK and qp.skip_on_mark and m.sack_mark == SETH_M_SKIP_ONCE and not m.probe_response:
+            self.mark_skip(qp.qp_index, m.sack()[0], EVR_CONGESTION)
+        elif op == OP_NACK:
+            ev, reason, _ = m.nack()
+            if reason == NACK_TRIMMED:
+                self.mark_skip(qp.qp_index, ev, EVR_TRIMMED)
+        elif op == OP_EP_REQUEST:
+            ep_op, down = m.endpoint_op()
+            if ep_op == EP_PORT_STATUS:
+                self.port_status(qp.qp_index, down & 0xFF)
+
     def mark_skip(self, qp_index: int, ev: int, reason: int) -> None:
         """A SACK's congestion mark or a TRIMMED NACK for data on `ev`: its slots skip once."""
         new = self.ev_slots.get(qp_index << 32 | ev, 0) & ~self.skip[qp_index]
@@ -150,6 +203,19 @@ class EvHealth:
             self._digest(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down)
 
     # ---- the control plane's side ---------------------------------------
+    def forget(self, qp_index: int, slots: list[tuple[int, int]]) -> None:
+        """A QP destroyed: its registers zero, its ev_slots entries gone ((slot, EV) it held)."""
+        self.turns[qp_index] = 0
+        if qp_index < len(self.skip):
+            self.skip[qp_index] = self.bad[qp_index] = self.peer_down[qp_index] = 0
+        for slot, ev in slots:
+            key = qp_index << 32 | ev
+            left = self.ev_slots.get(key, 0) & ~(1 << slot)
+            if left:
+                self.ev_slots[key] = left
+            else:
+                self.ev_slots.pop(key, None)
+
     def move(self, qp_index: int, slot: int, old: int | None, new: int) -> None:
         """Keep ev_slots equal to slot_ev: slot `slot` of the QP now holds
         EV `new` instead of `old` (None: it held none)."""

@@ -4,8 +4,8 @@ topology, with a trim, a loss and a probe, written as a pcap.
     python -m testbed.capture [OUT.pcap]      (make capture; default results/capture.pcap)
 
 Two reference NIC pipelines (nic_model.nic_pipeline) with the MRC endpoint
-on each host port, plane ports linked back to back on the event clock (a
-link of 5 µs). The link trims the first copy of PSN 4 (as a switch over
+on each (its NIC is the model, mrc_wire.pcie), plane ports linked back to
+back on the event clock (a link of 5 µs). The link trims the first copy of PSN 4 (as a switch over
 its threshold would: cut to 256 bytes, DSCP TRIMMED) and drops every
 packet on one EV until 400 µs (a broken path that heals), so the capture
 holds data, SACKs, the NIC's NACK for the trim, the loss's resend, the
@@ -26,9 +26,10 @@ from control_plane import topology
 from control_plane.addressing import nic_address
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
+from mrc_host.settings import HostConfig
 from mrc_wire import pcap
 from mrc_wire.constants import DATA_OPCODES, ETH_LEN, IPV6_LEN
-from nic_model.nic_pipeline import NicModel
+from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from testbed import toolchain
 
@@ -46,6 +47,17 @@ def _ev(frame: bytes) -> int:
                                                                                         "big")
 
 
+class _Port:
+    """Where one NIC's frames to its plane ports go: into the capture, then the link."""
+
+    def __init__(self, cap: Capture, nic: int):
+        self.cap, self.nic = cap, nic
+
+    def send(self, out: Output) -> None:
+        self.cap.frames.append((self.cap.sim.now, out.frame))
+        self.cap.link(self.nic, out.port, out.frame)
+
+
 class Capture:
     """The two NICs, their hosts and the link between them; `frames` what was seen."""
 
@@ -57,31 +69,32 @@ class Capture:
             return EvProfile.spread(planes=topo.planes, spines=topo.t1_per_plane, slots=8)
 
         pa, pb = profile(), profile()
-        pa.mirror = True  # the NIC walks the rotation; the endpoint follows
         self.bad = pa.home[1]
         self.trimmed = False
         self.nics = {A_NIC: NicModel("a"), B_NIC: NicModel("b")}
-        for nic, qpn, peer, prof in ((A_NIC, A_QPN, B_QPN, pa), (B_NIC, B_QPN, A_QPN, pb)):
-            backups = tuple(e for pool in prof.backups.values() for e in pool)
-            self.nics[nic].install(N.nic_state(topo, nic, [N.QpSpec(qpn, peer, tuple(prof.home), backups)]).entries())
-        sink = lambda qpn, writes: self.nics[A_NIC].write_slots(writes)  # noqa: E731
-        self.eps = {A_NIC: Endpoint(self.sim, str(nic_address(topo, A_NIC)), lambda r: self._in(A_NIC, 0, ETH + r),
-                                    slot_sink=sink, probe_interval=100.0,
-                                    reverse_sink=self.nics[A_NIC].set_reverse),
-                    B_NIC: Endpoint(self.sim, str(nic_address(topo, B_NIC)), lambda r: self._in(B_NIC, 0, ETH + r),
-                                    reverse_sink=self.nics[B_NIC].set_reverse)}
+        self.ports = {nic: _Port(self, nic) for nic in self.nics}
+        for nic, model in self.nics.items():
+            model.install(N.nic_state(topo, nic).entries())  # its own tables; its QP is its host's to create
+            model.connect(self.ports[nic])
+        self.eps = {n: Endpoint(self.sim, str(nic_address(topo, n)), self.nics[n], HostConfig(probe_interval=100.0))
+                    for n in (A_NIC, B_NIC)}
         self.eps[A_NIC].connect(A_QPN, B_QPN, str(nic_address(topo, B_NIC)), pa)
         self.eps[B_NIC].connect(B_QPN, A_QPN, str(nic_address(topo, A_NIC)), pb)
 
     def _in(self, nic: int, port: int, frame: bytes) -> None:
+        """A frame arriving at a plane port: what the NIC makes of it, seen;
+        what it hands its host reaches the host 1 µs later (PCIe)."""
         for out in self.nics[nic].process(port, frame):
-            self.frames.append((self.sim.now, out.frame))
             if out.port == N.HOST_PORT:
-                self.sim.at(1.0, lambda f=out.frame: self.eps[nic].receive(f[ETH_LEN:]))
+                self.frames.append((self.sim.now, out.frame))
+                pkt = out.pkt
+                if pkt is not None:
+                    self.sim.at(1.0, self.eps[nic].deliver, pkt)
             else:
-                self._link(nic, out.port, out.frame)
+                self.ports[nic].send(out)
 
-    def _link(self, nic: int, port: int, frame: bytes) -> None:
+    def link(self, nic: int, port: int, frame: bytes) -> None:
+        """A frame on the link from `nic`'s port `port`: the broken path and the trim act here."""
         if _ev(frame) == self.bad and self.sim.now < HEAL_US:
             return  # the broken path
         opcode = frame[INNER + 48]

@@ -9,7 +9,6 @@ import select
 import socket
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
 
 PACKET_OUTGOING = 4
 
@@ -89,17 +88,3 @@ class Link(threading.Thread):
     def stop(self) -> None:
         self.running = False
         self.join(2)
-
-
-def host_poller(host: dict[int, socket.socket], receivers: Mapping[int, object]) -> Callable[[float], None]:
-    """A poll(timeout) for RealClock: hand what each host socket receives,
-    without its Ethernet header, to receivers[nic].receive."""
-
-    def poll(timeout: float) -> None:
-        ready, _, _ = select.select(list(host.values()), [], [], timeout)
-        for nic, s in host.items():
-            if s in ready:
-                while (frame := recv(s)) is not None:
-                    receivers[nic].receive(frame[14:])  # type: ignore[attr-defined]
-
-    return poll

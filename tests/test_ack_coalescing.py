@@ -13,6 +13,7 @@ from __future__ import annotations
 from mrc_host.cc import Aimd
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
+from mrc_host.settings import HostConfig
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     DSCP_DEFAULTS,
@@ -43,8 +44,8 @@ class Receiver:
     def __init__(self, ack_bytes: int):
         self.sim = Sim()
         self.frames: list[bytes] = []
-        self.b = Endpoint(self.sim, B_ADDR, self.frames.append, mtu=MTU)
-        self.nic = NicFront(self.b, self.frames.append, ack_bytes=ack_bytes)
+        self.nic = NicFront(B_ADDR, self.frames.append)
+        self.b = Endpoint(self.sim, B_ADDR, self.nic, HostConfig(mtu=MTU, ack_bytes=ack_bytes))
         self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
         self.a_addr = self.qp.peer_addr
 
@@ -153,7 +154,7 @@ def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet
     """cwnd 4, an 8-packet message then a 2-packet one: PSNs 0-3 go out, PSN 3 (a middle packet)
     filling the window asks for an ACK; once ACKed, the message's last packet asks too."""
     sim, frames = Sim(), []
-    a = Endpoint(sim, A_ADDR, frames.append, mtu=MTU)
+    a = Endpoint(sim, A_ADDR, NicFront(A_ADDR, frames.append), HostConfig(mtu=MTU))
     a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=Aimd(cwnd=4.0))
     a.send_message(1, 8 * MTU)
     a.send_message(1, 2 * MTU)

@@ -1,19 +1,21 @@
 """MRC's default ACKs (docs/nic.md "ACKs"): the NIC's receiver SACKs per
 16 KiB of in-order payload (4 packets at a 4 KiB MTU), written once
 (mrc_wire.constants.ACK_BYTES, which the scenario's `endpoint.ack_bytes`
-and a QP's plan, control_plane.nic_plan.QpSpec, default to), and a
+and a QP as the host creates it, mrc_wire.pcie.QpCreate, default to), and a
 sender that never waits on an ACK that coalescing holds back."""
 
 from __future__ import annotations
 
-from control_plane.nic_plan import QpSpec
 from fabric_sim.scenario import EndpointCfg
 from mrc_host.cc import Aimd
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
+from mrc_host.settings import HostConfig
 from mrc_wire import packet as W
 from mrc_wire.constants import ACK_BYTES, ECT0, OP_SACK, OP_WRITE_MIDDLE
+from mrc_wire.pcie import QpCreate
 from sim_core.sim import Sim
+from tests.support.app import Recorder
 from tests.support.nic_front import NicFront
 from tests.support.path_fabric import PathFabric
 
@@ -22,14 +24,15 @@ MTU = 4096
 
 
 def test_the_default_is_16_kib_in_one_place():
-    assert ACK_BYTES == 16384 and EndpointCfg().ack_bytes == ACK_BYTES and QpSpec(1, 2, (0,)).ack_bytes == ACK_BYTES
+    assert ACK_BYTES == 16384 and EndpointCfg().ack_bytes == ACK_BYTES and QpCreate(1, 2, (0,)).ack_bytes == ACK_BYTES \
+        and HostConfig().ack_bytes == ACK_BYTES
 
 
 def test_by_default_a_clean_message_gets_an_ack_per_4_full_packets():
     """16 in-order middle packets of 4 KiB, no CE, no ack request: ACKs on PSNs 3, 7, 11, 15 (cum 4 ... 16)."""
     sim, frames = Sim(), []
-    b = Endpoint(sim, B_ADDR, frames.append, mtu=MTU)
-    nic = NicFront(b, frames.append)
+    nic = NicFront(B_ADDR, frames.append)
+    b = Endpoint(sim, B_ADDR, nic, HostConfig(mtu=MTU))
     qp = b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
     ev = EvProfile.spread(planes=2, spines=4, slots=8, salt=4).home[0]
     for psn in range(16):
@@ -47,12 +50,11 @@ class Pair:
     def __init__(self, ack_bytes: int, cwnd: float):
         self.sim = Sim()
         self.fab = PathFabric(self.sim)
-        self.done: list[float] = []
-        self.a = Endpoint(self.sim, A_ADDR, lambda raw: self.fab.send(self.a, raw), mtu=MTU)
-        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw), mtu=MTU,
-                          on_message=lambda qpn, msg_id, data: self.done.append(self.sim.now))
-        self.fab.attach(self.a, ack_bytes)
-        self.nic_b = self.fab.attach(self.b, ack_bytes)
+        app = Recorder(lambda: self.sim.now)
+        self.done = app.at  # when each message was delivered
+        self.nic_b = self.fab.nic(B_ADDR)
+        self.a = Endpoint(self.sim, A_ADDR, self.fab.nic(A_ADDR), HostConfig(mtu=MTU, ack_bytes=ack_bytes))
+        self.b = Endpoint(self.sim, B_ADDR, self.nic_b, HostConfig(mtu=MTU, ack_bytes=ack_bytes), app)
         self.a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8),
                        cc=Aimd(cwnd=cwnd, max_cwnd=cwnd))
         self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))

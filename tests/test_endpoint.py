@@ -14,6 +14,7 @@ from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvEvent, EvProfile, EvState, ev_plane
 from ptf_tests.lib import headers as H
 from sim_core.sim import Sim
+from tests.support.app import Recorder
 from tests.support.path_fabric import PathFabric, PathProfile
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
@@ -23,16 +24,18 @@ class Pair:
     def __init__(self, seed: int = 0, default: PathProfile | None = None):
         self.sim = Sim()
         self.fab = PathFabric(self.sim, seed=seed, default=default)
-        self.got: list[tuple[int, bytes]] = []
-        self.a = Endpoint(self.sim, A_ADDR, lambda raw: self.fab.send(self.a, raw))
-        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw),
-                          on_message=lambda qpn, msg_id, data: self.got.append((msg_id, data)))
-        self.fab.attach(self.a)
-        self.fab.attach(self.b)
+        self.app = Recorder()
+        self.a = Endpoint(self.sim, A_ADDR, self.fab.nic(A_ADDR))
+        self.b = Endpoint(self.sim, B_ADDR, self.fab.nic(B_ADDR), app=self.app)
         self.pa = EvProfile.spread(planes=2, spines=4, slots=8)
         self.a.connect(1, 2, B_ADDR, self.pa)
         self.pb = EvProfile.spread(planes=2, spines=4, slots=8)
         self.b.connect(2, 1, A_ADDR, self.pb)
+
+    @property
+    def got(self) -> list[tuple[int, bytes | None]]:
+        """(message id, bytes) of each message B delivered."""
+        return [(m, d) for _, m, d in self.app.delivered_msgs]
 
     def run(self, until: float = 1e6) -> None:
         self.sim.run(until=until, stop=lambda: self.a.idle() and not self.pa.probing())
@@ -84,7 +87,8 @@ def test_broken_ev_retired_and_replaced_on_same_plane_then_restored():
     assert bad not in p.pa.slots
     stand_in = p.pa.slots[3]
     assert stand_in != bad and ev_plane(stand_in) == ev_plane(bad)
-    assert (3, stand_in) in p.pa.slot_writes
+    nic = p.fab.front(p.a).model  # the rewrite reached A's NIC's slot table
+    assert nic.slots[nic.qps[2].base + 3] == stand_in and p.pa.slot_writes == []
     # The path heals: background probes bring the EV back.
     p.fab.paths[bad] = PathProfile()
     p.run(until=20_000)
@@ -103,11 +107,15 @@ def test_trimmed_ev_skipped_and_payload_resent_at_once():
     p.run()
     assert [d for _, d in p.got] == [data]
     # Trims on hot: PSNs 0 and 8 (the first window, t=0) and PSN 28 (t=40);
-    # each NACK makes hot SKIP, so the rotation passes over it once (PSN 0's
-    # resend at t=10, PSN 21 at t=20) and no other copy lands on it.
+    # each NACK makes hot SKIP: its slot holds a spare of its plane until the
+    # NIC's rotation has passed over it once (PSN 0's resend at t=10, PSN 21
+    # at t=20), and no other copy lands on it.
     assert p.a.stats.nacks == 3 and p.a.stats.retx_nack == 3 and p.a.stats.timeouts == 0
     assert (hot, EvEvent.NACK_TRIMMED, EvState.SKIP) in p.pa.log
-    assert p.pa.state[hot] is not EvState.ASSUMED_BAD and hot in p.pa.slots
+    assert p.pa.state[hot] is EvState.SKIP and hot not in p.pa.slots  # the last NACK's skip, still on
+    for _ in range(len(p.pa.slots) + 1):
+        p.pa.turn()  # one rotation of the NIC later
+    assert p.pa.state[hot] is EvState.GOOD and p.pa.slots[0] == hot
 
 
 def test_lasthop_trim_does_not_demote_the_ev():

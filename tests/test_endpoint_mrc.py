@@ -8,8 +8,10 @@ import random
 
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvEvent, EvProfile, EvState
+from mrc_host.settings import HostConfig
 from mrc_wire.constants import ev_plane
 from sim_core.sim import Sim
+from tests.support.app import Recorder
 from tests.support.path_fabric import PathFabric, PathProfile
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
@@ -19,18 +21,25 @@ class Pair:
     def __init__(self, start_psn: int = 0, default: PathProfile | None = None, seed: int = 0, **kw):
         self.sim = Sim()
         self.fab = PathFabric(self.sim, seed=seed, default=default)
-        self.got: list[bytes] = []
-        self.a = Endpoint(self.sim, A_ADDR, lambda raw: self.fab.send(self.a, raw), **kw)
-        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw),
-                          on_message=lambda q, m, d: self.got.append(d), **kw)
-        self.fab.attach(self.a)
-        self.fab.attach(self.b)
+        self.app_a, self.app_b = Recorder(lambda: self.sim.now), Recorder()
+        self.sent_dscp: list[int] = []  # DSCP of every packet A posts
+        cfg = HostConfig(**kw)
+        self.a = Endpoint(self.sim, A_ADDR, self.fab.nic(A_ADDR, self._from_a, cfg.dscp), cfg, self.app_a)
+        self.b = Endpoint(self.sim, B_ADDR, self.fab.nic(B_ADDR, dscp=cfg.dscp), cfg, self.app_b)
         self.pa = EvProfile.spread(planes=2, spines=4, slots=8)
         # salt 4: B's EVs name other values than A's (the path fabric keys paths by EV)
         self.pb = EvProfile.spread(planes=2, spines=4, slots=8, salt=4)
         assert not set(self.pb.home) & set(self.pa.home)
         self.qa = self.a.connect(1, 2, B_ADDR, self.pa, start_psn=start_psn)
         self.qb = self.b.connect(2, 1, A_ADDR, self.pb, start_psn=start_psn)
+
+    def _from_a(self, raw: bytes) -> None:
+        self.sent_dscp.append(raw[1] >> 6 | (raw[0] & 0xF) << 2)
+        self.fab.send(self.a.addr_bytes, raw)
+
+    @property
+    def got(self) -> list[bytes | None]:
+        return self.app_b.data
 
     def run(self, until: float = 1e6) -> None:
         self.sim.run(until=until, stop=lambda: self.a.idle() and bool(self.got))
@@ -73,9 +82,7 @@ def test_dscp_classes_come_from_the_topology_not_constants():
     dscp = {"trimmed": 20, "trimmed_lasthop": 22, "data_trimmable": 4, "data_trimmable_retx": 6, "control": 40}
     p = Pair(dscp=dscp)
     p.fab.paths[p.pa.home[0]] = PathProfile(trim=1.0)
-    sent = []
-    tx = p.a.transmit
-    p.a.transmit = lambda raw: (sent.append(raw[1] >> 6 | (raw[0] & 0xF) << 2), tx(raw))
+    sent = p.sent_dscp
     msg = data(4096, seed=3)
     p.a.send_message(1, msg)
     p.sim.run(until=1)
@@ -102,9 +109,8 @@ def _data_copy(p: Pair) -> bytes:
 
 
 def test_timeouts_back_off_then_the_qp_errs_and_says_so():
-    errors = []
     p = Pair(default=PathProfile(broken=True), rto=10.0, retry_limit=3)
-    p.a.on_error = lambda qpn, why: errors.append((qpn, why, p.sim.now))
+    errors = p.app_a.failures
     p.a.send_message(1, data(1024))
     p.sim.run(until=10_000)
     assert p.got == []

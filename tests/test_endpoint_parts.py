@@ -14,6 +14,7 @@ from mrc_host.paths import PathState
 from mrc_host.qp import Inflight, QueuePair
 from mrc_host.qp_paths import Probe, ProbeKind, QpPaths
 from mrc_host.recovery import LossRecovery
+from mrc_host.settings import HostConfig
 from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
@@ -30,6 +31,7 @@ from mrc_wire.constants import (
 from mrc_wire.packet import PacketHost
 from mrc_wire.segment import Segment, segments
 from sim_core.sim import Sim
+from tests.support.spy_nic import SpyNic
 
 
 class Calls:
@@ -122,7 +124,7 @@ def test_the_endpoint_is_composed_of_its_parts_not_mixed_from_them():
     and the parts are plain classes it holds."""
     assert Endpoint.__bases__ == (PacketHost,)
     assert LossRecovery.__bases__ == (object,) and PathState.__bases__ == (object,)
-    ep = Endpoint(Sim(), "fd00::1", lambda raw: None, rto=80.0)
+    ep = Endpoint(Sim(), "fd00::1", SpyNic(), HostConfig(rto=80.0))
     assert isinstance(ep.recovery, LossRecovery) and isinstance(ep.paths, PathState)
     # The defaults derived from rto are written once, in the endpoint, and held by the part that uses them.
     assert (ep.recovery.rto_max, ep.recovery.reorder_window, ep.paths.probe_timeout) == (64 * 80.0, 20.0, 80.0)

@@ -12,6 +12,7 @@ import pytest
 from mrc_host.cc import Aimd
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile, EvState
+from mrc_host.settings import HostConfig
 from mrc_wire import packet as W
 from mrc_wire.constants import (
     NACK_TRIMMED,
@@ -22,6 +23,7 @@ from mrc_wire.constants import (
     ev_plane,
 )
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
 DATA, RETX, CONTROL = 8, 12, 46  # DESIGN.md section 6: DATA_TRIMMABLE, DATA_TRIMMABLE_RETX, CONTROL
@@ -31,7 +33,8 @@ class Solo:
     def __init__(self, cc: Aimd | None = None, **kw):
         self.sim = Sim()
         self.frames: list[bytes] = []
-        self.a = Endpoint(self.sim, A_ADDR, self.frames.append, **kw)
+        self.nic = NicFront(A_ADDR, self.frames.append)
+        self.a = Endpoint(self.sim, A_ADDR, self.nic, HostConfig(**kw))
         self.prof = EvProfile.spread(planes=2, spines=4, slots=8)
         self.home = list(self.prof.home)
         self.qp = self.a.connect(1, 2, B_ADDR, self.prof, cc=cc)

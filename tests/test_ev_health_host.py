@@ -1,16 +1,17 @@
-"""The host's side of path health in the NIC (EvProfile.health, the
-endpoint's sinks): the data plane skips and passes over planes down, so
+"""The host's side of path health in the NIC (EvProfile.health, what the
+endpoint writes into its NIC): the data plane skips and passes over planes down, so
 the host writes no slot for them; a loss with no spare marks the slot
 bad (the ev_bad word) instead of doubling up; a restore clears it."""
 
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvEvent, EvProfile, EvState
 from sim_core.sim import Sim
+from tests.support.spy_nic import SpyNic
 
 
 def _health(spares: int = 0) -> EvProfile:
     p = EvProfile.spread(planes=2, spines=4, slots=4, backups_per_plane=spares)
-    p.mirror = p.health = True
+    p.health = True
     p.min_active = 1
     return p
 
@@ -50,10 +51,9 @@ def test_a_plane_down_moves_no_slot():
 
 
 def test_the_endpoint_writes_its_ports_down_and_bad_words_to_the_nic():
-    ports: list[int] = []
-    bad: list[tuple[int, int]] = []
-    ep = Endpoint(Sim(), "fd00::1", lambda *a: None, port_sink=ports.append,
-                  bad_sink=lambda qpn, slots: bad.append((qpn, slots)))
+    nic = SpyNic()
+    ports, bad = nic.ports, nic.bad
+    ep = Endpoint(Sim(), "fd00::1", nic)
     p = _health(spares=0)
     ep.connect(7, 8, "fd00::2", p)
     ep.port_down(1)

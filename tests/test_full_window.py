@@ -9,8 +9,10 @@ from __future__ import annotations
 from mrc_host.cc import Aimd
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
+from mrc_host.settings import HostConfig
 from mrc_wire import packet as W
 from sim_core.sim import Sim
+from tests.support.app import Recorder
 from tests.support.path_fabric import PathFabric
 
 A_ADDR, B_ADDR = "fd00:0:0:1::0:0", "fd00:0:0:1::1:1"
@@ -24,14 +26,12 @@ class LostRequest:
     def __init__(self, lose: int):
         self.sim = Sim()
         self.fab = PathFabric(self.sim)
-        self.done: list[float] = []
+        self.app = Recorder(lambda: self.sim.now)
+        self.done = self.app.at  # when each message was delivered
         self.lost: list[tuple[float, int, bool]] = []  # (time, PSN, ack request) of the copy lost
         self.lose = lose
-        self.a = Endpoint(self.sim, A_ADDR, self._from_a, mtu=MTU)
-        self.b = Endpoint(self.sim, B_ADDR, lambda raw: self.fab.send(self.b, raw), mtu=MTU,
-                          on_message=lambda qpn, msg_id, data: self.done.append(self.sim.now))
-        self.fab.attach(self.a)
-        self.fab.attach(self.b)
+        self.a = Endpoint(self.sim, A_ADDR, self.fab.nic(A_ADDR, self._from_a), HostConfig(mtu=MTU))
+        self.b = Endpoint(self.sim, B_ADDR, self.fab.nic(B_ADDR), HostConfig(mtu=MTU), self.app)
         self.qp = self.a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8),
                                  cc=Aimd(cwnd=4.0, max_cwnd=4.0))
         self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
@@ -42,7 +42,7 @@ class LostRequest:
         if pkt.is_data and pkt.psn == self.lose and not self.lost:
             self.lost.append((self.sim.now, pkt.psn, bool(pkt.ackreq)))
             return
-        self.fab.send(self.a, raw)
+        self.fab.send(self.a.addr_bytes, raw)
 
 
 def run_lost_request() -> LostRequest:

@@ -5,6 +5,7 @@ of the mutation run: QpPeer deleted by a wrong key went unnoticed)."""
 import pytest
 
 from mrc_wire import entries as N
+from mrc_wire.pcie import QpCreate
 from nic_model.nic_pipeline import NicModel
 
 
@@ -25,10 +26,14 @@ def test_a_table_the_nic_cannot_delete_from_is_refused():
 
 
 def test_slot_writes_land_as_slot_ev_entries_do():
-    """The endpoint's slot rewrites (`write_slots`) leave the slot table as
-    installing the same SlotEv entries does, the later write of a slot winning."""
-    writes = [(3, 0x10001), (4, 0x20002), (3, 0x30003)]
+    """The host's slot rewrites (`write_slots`, slots within its QP) leave the
+    slot table as installing the same SlotEv entries (absolute) does, the later
+    write of a slot winning."""
+    writes = [(3, 0x10001), (1, 0x20002), (3, 0x30003)]
     by_entries, by_writes = NicModel(), NicModel()
-    by_entries.install([N.SlotEv(slot, ev) for slot, ev in writes])
-    by_writes.write_slots(writes)
-    assert by_writes.slots == by_entries.slots == {3: 0x30003, 4: 0x20002}
+    for m in (by_entries, by_writes):
+        m.create_qp(QpCreate(1, 2, (7, 7)))  # slots 0-1: the next QP's range starts at 2
+        m.create_qp(QpCreate(3, 4, (5, 6, 7, 8)))
+    by_entries.install([N.SlotEv(2 + slot, ev) for slot, ev in writes])
+    by_writes.write_slots(3, writes)
+    assert by_writes.slots == by_entries.slots == {0: 7, 1: 7, 2: 5, 3: 0x20002, 4: 7, 5: 0x30003}

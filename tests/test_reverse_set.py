@@ -2,9 +2,9 @@
 confirms its path for the plane's ACKs (in the host's set and in its NIC's
 rx_reverse registers, where the NIC's SACKs take it); at most one
 reverse-set probe per probe interval, of the stale plane heard from least
-recently; the starting set trusted from the connection. A alone behind its
-NIC's receive stage (tests/support/nic_front.py), every frame A and its
-NIC emit captured; rto 200 µs (ticks every 50 µs), probe interval 100 µs."""
+recently; the starting set trusted from the connection. A alone on its
+NIC (tests/support/nic_front.py), every frame its NIC emits captured;
+rto 200 µs (ticks every 50 µs), probe interval 100 µs."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ class Receiver:
     def __init__(self, planes: int = 2, ev_state: bool = True):
         self.sim = Sim()
         self.sent: list[tuple[float, W.Mrc]] = []
-        self.a = Endpoint(self.sim, A_ADDR, self._emit)
-        self.nic = NicFront(self.a, self._emit)
+        self.nic = NicFront(A_ADDR, self._emit)
+        self.a = Endpoint(self.sim, A_ADDR, self.nic)
         self.prof = EvProfile.spread(planes=planes, spines=4, slots=4 * planes)
         self.prof.enabled = ev_state
         self.home = list(self.prof.home)

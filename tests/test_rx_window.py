@@ -11,11 +11,13 @@ import random
 from mrc_host.cc import Aimd
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
+from mrc_host.settings import HostConfig
 from mrc_wire import packet as W
 from mrc_wire.constants import ECT0, NACK_PSN_OOR_WINDOW, OP_NACK, OP_SACK, OP_WRITE_ONLY
 from mrc_wire.entries import QpPeer
 from nic_model import rx_track as R
 from sim_core.sim import Sim
+from tests.support.nic_front import NicFront
 
 REVERSE_EV = 0x50001  # plane 1
 A_ADDR, B_ADDR = bytes.fromhex("fd000000000000010000000000000000"), bytes.fromhex("fd000000000000010000000000010001")
@@ -70,7 +72,7 @@ def test_the_sender_never_sends_a_new_psn_1024_or_more_past_its_cumulative_point
     2,000-packet message, yet PSNs 0-1,023 alone go out (new: the sender was bounded by its window
     alone); the SACK of PSN 0 (cum 1) lets out PSN 1,024 and no more."""
     sim, frames = Sim(), []
-    a = Endpoint(sim, "fd00:0:0:1::0:0", frames.append, mtu=1024)
+    a = Endpoint(sim, "fd00:0:0:1::0:0", NicFront("fd00:0:0:1::0:0", frames.append), HostConfig(mtu=1024))
     a.connect(1, 2, "fd00:0:0:1::1:1", EvProfile.spread(planes=2, spines=4, slots=8),
               cc=Aimd(cwnd=4096.0, max_cwnd=4096.0))
     a.send_message(1, 2000 * 1024)

@@ -5,24 +5,26 @@ cable two Egress objects (fabric_sim.net.links). Frames are header fields
 from end to end (mrc_wire.frame), made by the sending NIC and changed by
 each switch, never serialized; a simulated payload's zeros are counted but
 not carried (`pad`, mrc_wire.packet). The host-to-NIC hop is PCIe, not
-simulated: the endpoint hands the NIC model its packet, and takes back what
-the NIC model parsed."""
+simulated: a NIC node is its host's `mrc_wire.pcie.Nic` (the NIC model
+behind the NIC's QP scheduler), and hands its host what the NIC model
+parsed."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from control_plane import nic_plan, switch_plan
 from control_plane.topology import Topology
 from fabric_sim.net.links import Egress, LiveDepth, Receiver
+from fabric_sim.net.qp_scheduler import QpScheduler
 from fabric_sim.scenario import Links
-from mrc_host.host import Host
 from mrc_wire import ids
 from mrc_wire import packet as W
 from mrc_wire.constants import DATA_FRAME_BYTES, HOST_PORT, SACK_FRAME_BYTES
 from mrc_wire.frame import Frame
 from mrc_wire.ids import DeviceId
+from mrc_wire.pcie import Host, QpCreate
 from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from switch_model.pipeline import SwitchModel
@@ -51,7 +53,7 @@ class SwitchNode(Receiver):
         self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
         self.model.install(state.entries())
 
-    def attach(self, port: int, eg: Egress) -> None:
+    def attach_port(self, port: int, eg: Egress) -> None:
         """Cable `eg` to egress port `port`."""
         self.egress[port] = eg
         if port >= len(self.by_port):
@@ -70,16 +72,23 @@ class SwitchNode(Receiver):
 
 
 class NicNode(Receiver):
-    __slots__ = ("n", "model", "egress", "endpoint", "slot_base", "ev_loss", "rng", "from_host", "to_host")
+    """A NIC of the timed fabric: the NIC model (its tables, registers and
+    pipeline) behind the NIC's QP scheduler, with a port per plane. It is
+    its host's `mrc_wire.pcie.Nic`: what the host posts waits in the
+    scheduler (if the transport uses one) and goes through the pipeline
+    to the ports; the host's writes go to the model; what the pipeline
+    hands the host (`rx`) goes to the host attached."""
+
+    __slots__ = ("n", "model", "egress", "host", "scheduler", "ev_loss", "rng", "from_host", "to_host")
 
     def __init__(self, n: int, model: NicModel, rng: random.Random | None = None):
         self.n, self.model = n, model
         self.egress: dict[int, Egress] = {}
-        self.endpoint: Host | None = None  # the MRC or the RoCE endpoint
+        self.host: Host | None = None  # the MRC or the RoCE endpoint, as the NIC sees it
+        self.scheduler: QpScheduler | None = None  # the NIC's QP scheduler, for a transport whose data waits there
         # Packets the host handed this NIC, and this NIC handed its host:
         # counted where they happen (fabric_sim/net/tally.py sums them).
         self.from_host = self.to_host = 0
-        self.slot_base: dict[int, int] = {}  # local QP number -> its slot range's base
         # (peer QP, EV) -> share of what this NIC sends there that it drops:
         # the paper's per-EV error injection (an `ev_loss` event)
         self.ev_loss: dict[tuple[int, int], float] = {}
@@ -88,20 +97,71 @@ class NicNode(Receiver):
     def rx(self, in_port: int, frame: Frame) -> None:
         for o in self.model.receive(frame):
             if o.port == HOST_PORT:
-                if self.endpoint is not None and o.pkt is not None:
+                if self.host is not None and o.pkt is not None:
                     self.to_host += 1
-                    self.endpoint.deliver(o.pkt)
+                    self.host.deliver(o.pkt)
             else:
                 self._out(o)
 
+    def schedule(self, sim: Sim, depth: int, control_dscp: int) -> None:
+        """Data from the host waits in a QP scheduler (fabric_sim.net.qp_scheduler)
+        while this NIC's backlog is `depth` packets per live port."""
+        self.scheduler = QpScheduler(sim, self, self.egress, depth, control_dscp)
+
+    # ---- the host's side (mrc_wire.pcie.Nic) ----------------------------
+    def attach(self, host: Host) -> None:
+        self.host = host
+        self.model.attach(host)
+
+    def post(self, raw: bytes, pad: int = 0) -> None:
+        """A packet from the host: `raw`, then `pad` zero bytes of payload
+        not carried (mrc_wire.packet); through the QP scheduler, if any."""
+        sched = self.scheduler
+        if sched is not None:
+            sched.transmit(raw, pad)
+        else:
+            self.tx(raw, pad)
+
     def tx(self, raw: bytes, pad: int = 0) -> None:
-        """The endpoint hands the NIC a packet (host port): `raw`, then
-        `pad` zero bytes of payload not carried (mrc_wire.packet)."""
+        """A packet into the pipeline (the scheduler releases it, or it did not wait)."""
         self.from_host += 1
         for o in self.model.transmit(raw, pad):
             self._out(o)
 
-    def attach(self, port: int, eg: Egress) -> None:
+    def held(self, peer_qpn: int, psn: int) -> None:
+        """The scheduler holds data `psn` to QP `peer_qpn`: the host is told (its local QP)."""
+        host, qpn = self.host, self.model.local_qpn(peer_qpn)
+        if host is not None and qpn is not None:
+            host.on_held(qpn, psn)
+
+    def create_qp(self, qp: QpCreate) -> None:
+        self.model.create_qp(qp)
+
+    def destroy_qp(self, qpn: int) -> None:
+        self.model.destroy_qp(qpn)
+
+    def write_slots(self, qpn: int, writes: Sequence[tuple[int, int]]) -> None:
+        self.model.write_slots(qpn, writes)
+
+    def set_bad(self, qpn: int, slots: int) -> None:
+        self.model.set_bad(qpn, slots)
+
+    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
+        self.model.set_reverse(qpn, plane, ev)
+
+    def set_port_down(self, planes: int) -> None:
+        self.model.set_port_down(planes)
+
+    def skipping(self, qpn: int) -> int:
+        return self.model.skipping(qpn)
+
+    def port_changed(self, plane: int, up: bool) -> None:
+        """This NIC's port of `plane` went down or came back: its host is told."""
+        if self.host is not None:
+            self.host.on_port(plane, up)
+
+    # ---- the wire ---------------------------------------------------------
+    def attach_port(self, port: int, eg: Egress) -> None:
         """Cable `eg` to port `port` (a plane's)."""
         self.egress[port] = eg
 
@@ -120,11 +180,6 @@ class NicNode(Receiver):
     def drop_on_ev(self, peer_qpn: int, ev: int, rate: float) -> None:
         """Drop this share of what this NIC sends to QP `peer_qpn` on EV `ev`."""
         self.ev_loss[(peer_qpn, ev)] = rate
-
-    def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None:
-        """The endpoint's EV decisions written into the NIC's slot table."""
-        base = self.slot_base[qpn]
-        self.model.write_slots([(base + s, ev) for s, ev in writes])
 
 
 class Fabric:
@@ -181,18 +236,16 @@ class Fabric:
             eg = self.egress_cls(self.sim, f"{src}->{dst}", gbps, c.prop_us, peer, peer_port,
                                  data_cap=c.data_queue, high_cap=c.high_queue, rng=self.rng, owner=src, port=port,
                                  plane=plane, kind=kind)
-            node.attach(port, eg)
+            node.attach_port(port, eg)
             return eg
 
         self.cables[frozenset((a, b))] = (egress(a, na, pa, b, nb, pb), egress(b, nb, pb, a, na, pa))
 
-    def install_nic(self, n: int, qps: list[nic_plan.QpSpec]) -> None:
-        """Plan NIC n with its QPs (control_plane.nic_plan) and install it."""
-        state = nic_plan.nic_state(self.topo, n, qps)
-        node = self.nics[n]
-        node.model.install(state.entries())
-        base = {q.qpn: q.base for q in state.qps}  # keyed by the peer's QP number
-        node.slot_base = {p.qpn: base[p.peer_qpn] for p in state.peers}
+    def install_nic(self, n: int) -> None:
+        """Plan NIC n's own tables (control_plane.nic_plan: its identity,
+        rows and plane ports) and install them; its QPs are its host's to
+        create (mrc_wire.pcie.Nic.create_qp)."""
+        self.nics[n].model.install(nic_plan.nic_state(self.topo, n).entries())
 
     # ---- what events (fabric_sim.scenario.events) and reports use -----------
     def cable_ends(self) -> list[frozenset[DeviceId]]:
@@ -206,9 +259,7 @@ class Fabric:
             e.set_up(up)
         for d, other in ((a, b), (b, a)):
             if d.kind == "nic":
-                ep = self.nics[d.index].endpoint
-                if ep is not None:
-                    (ep.port_up if up else ep.port_down)(other.plane)
+                self.nics[d.index].port_changed(other.plane, up)
 
     def set_link_loss(self, a: str, b: str, rate: float) -> None:
         for e in self.link(a, b):

@@ -14,19 +14,24 @@ of the copy is stamped then (and, while it waits, says it is not sent).
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from fabric_sim.net.links import Egress
 from mrc_wire.constants import IPV6_LEN, UDP_LEN
 from sim_core.sim import Sim
 
-if TYPE_CHECKING:
-    from mrc_host.endpoint import Endpoint
-
 _BTH: Final = IPV6_LEN + UDP_LEN
+
+
+class Scheduled(Protocol):
+    """The NIC a scheduler sits in (fabric_sim.net.fabric.NicNode)."""
+
+    def tx(self, raw: bytes, pad: int) -> None:
+        """A packet into the NIC's pipeline."""
+
+    def held(self, peer_qpn: int, psn: int) -> None:
+        """Data `psn` to QP `peer_qpn` waits here (its host is told)."""
 
 
 def _dscp(raw: bytes) -> int:
@@ -39,33 +44,26 @@ def psn_of(raw: bytes) -> int:
 
 
 class QpScheduler:
-    """Between one NIC's endpoint and the NIC. `tx` hands a packet to the
-    NIC; `egress` are the NIC's ports (fabric_sim.net.links.Egress)."""
+    """Between what one NIC's host posts and the NIC's pipeline (`nic`);
+    `egress` are the NIC's ports (fabric_sim.net.links.Egress)."""
 
-    def __init__(self, sim: Sim, tx: Callable[[bytes, int], None], egress: dict[int, Egress], depth: int,
-                 control_dscp: int):
-        self.sim, self.tx, self.egress, self.depth, self.control = sim, tx, egress, depth, control_dscp
-        self.endpoint: Endpoint | None = None  # the endpoint it serves (serve): told when it releases a copy
+    def __init__(self, sim: Sim, nic: Scheduled, egress: dict[int, Egress], depth: int, control_dscp: int):
+        self.sim, self.nic, self.egress, self.depth, self.control = sim, nic, egress, depth, control_dscp
         self.queues: dict[int, deque[tuple[bytes, int]]] = {}  # peer QP number -> packets (and pads) waiting
         self.order: deque[int] = deque()  # QPs with packets waiting, round-robin
         self.wake_at = -1.0
         self.held = 0  # packets that waited (for reports and tests)
         self._ports: list[Egress] = []  # egress's values, in its order
 
-    def serve(self, endpoint: Endpoint) -> None:
-        """The endpoint whose packets this scheduler holds (built after it:
-        the endpoint's transmit is this scheduler's)."""
-        self.endpoint = endpoint
-
     def transmit(self, raw: bytes, pad: int = 0) -> None:
         """A packet from the endpoint: `raw`, then `pad` zero bytes not carried."""
         if _dscp(raw) == self.control:
-            self.tx(raw, pad)
+            self.nic.tx(raw, pad)
             if self.order:
                 self._drain()  # a port may have come back
             return
         if not self.order and self._room() > 0:
-            self.tx(raw, pad)  # nothing waits and the wire can take it: on at once, sent when the endpoint said
+            self.nic.tx(raw, pad)  # nothing waits and the wire can take it: on at once
             return
         dqpn = int.from_bytes(raw[_BTH + 5:_BTH + 8], "big")
         q = self.queues.get(dqpn)
@@ -74,7 +72,7 @@ class QpScheduler:
         if not q:
             self.order.append(dqpn)
         q.append((raw, pad))
-        self._stamp(dqpn, raw, math.inf)  # not sent yet: no timer, no loss detection runs on it
+        self.nic.held(dqpn, psn_of(raw))  # not sent yet: no timer, no loss detection runs on it
         self._drain()
 
     def _room(self) -> int:
@@ -95,8 +93,7 @@ class QpScheduler:
             raw, pad = q.popleft()
             if q:
                 self.order.append(dqpn)  # round-robin: one packet per QP per turn
-            self._stamp(dqpn, raw, self.sim.now)
-            self.tx(raw, pad)
+            self.nic.tx(raw, pad)  # its send time and EV: the pipeline's completion (on_sent)
             room -= 1
         if self.order:
             self.held += 1
@@ -117,13 +114,3 @@ class QpScheduler:
         if at == self.wake_at:
             self.wake_at = -1.0
             self._drain()
-
-    def _stamp(self, dqpn: int, raw: bytes, at: float) -> None:
-        """Tells the endpoint's QP the copy was sent `at` (infinity while it
-        waits here; the time it reaches the wire's queue once it does)."""
-        ep = self.endpoint
-        if ep is None:
-            return
-        qp = ep.qp_to(dqpn)
-        if qp is not None:
-            qp.released(psn_of(raw), at)

@@ -12,13 +12,17 @@ from mrc_host.host import Host
 
 
 class Driver:
+    """Posts a run's messages and is the application of every endpoint
+    (mrc_host.host.App): deliveries complete messages, placements go to the
+    ledger."""
+
     def __init__(self, msgs: list[Message], links: dict[tuple[int, int], list[QpLink]],
                  endpoint: Callable[[int], Host], now: Callable[[], float]):
         self.msgs, self.links, self.endpoint, self.now = msgs, links, endpoint, now
         self.parts: dict[tuple[int, int], Message] = {}  # (receiver QP, msg_id) -> message
         self.done = 0
         self.twice = 0  # a part delivered again: must never happen
-        self.ledger = Ledger()  # the endpoints' placements, checked against the posts (on_place)
+        self.ledger = Ledger()  # the endpoints' placements, checked against the posts (placed)
 
     def post(self, m: Message) -> None:
         """Stripe `m` over its pair's QPs (one part per QP)."""
@@ -36,8 +40,14 @@ class Driver:
             self.parts[(q.qpn_b, msg_id)] = m
             m.parts_left += 1
 
-    def delivered(self, qpn: int, msg_id: int, _data: object) -> None:
-        """The receiving endpoint's on_message."""
+    def placed(self, qpn: int, msg_id: int, offset: int, length: int) -> None:
+        self.ledger.place(qpn, msg_id, offset, length)
+
+    def failed(self, qpn: int, reason: str) -> None:
+        pass  # the endpoint keeps its errors; the run reports them
+
+    def delivered(self, qpn: int, msg_id: int, _data: bytes | None) -> None:
+        """A receiving endpoint's message is whole."""
         m = self.parts.pop((qpn, msg_id), None)
         if m is None:
             self.twice += 1

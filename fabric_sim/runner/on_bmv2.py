@@ -6,6 +6,12 @@ on each NIC's host port on the wall clock. The report is the timed
 fabric's, so one scenario shows whether the P4 programs and the models
 agree on who got through.
 
+Each NIC is its host's `mrc_wire.pcie.Nic` through testbed.bmv2_nic:
+the endpoints create their QPs on it as they connect (P4Runtime writes),
+write its registers over Thrift, and learn the EV each packet took from
+the data plane's transmit completions, so the NICs keep path health as
+the models do.
+
 BMv2 is not timed like the models: scenario times are stretched by
 `SCALE` (1 µs of scenario is 1 ms of wall clock), the endpoint's timers
 are set for BMv2's millisecond RTTs, and completion times are reported
@@ -14,6 +20,7 @@ divided by `SCALE`. Compare delivery outcomes, not times.
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,7 +31,7 @@ from control_plane import nic_plan
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import read_drops
-from control_plane.ev_control import NicEvControl
+from control_plane.ev_events import DigestListener
 from control_plane.session import Session
 from control_plane.topology import Topology
 from fabric_sim.net.fabric import base_rtt
@@ -34,13 +41,13 @@ from fabric_sim.scenario import Scenario, ScenarioError, Transport, cc_profile
 from fabric_sim.scenario.events import CableEvent, Event
 from fabric_sim.transports import kinds
 from fabric_sim.transports.transport import Site, Timers
-from mrc_host.host import Host
 from mrc_wire import ids
 from mrc_wire.constants import HOST_PORT, SWITCH_DROPS, plane_port
 from sim_core.realtime import RealClock
 from testbed import toolchain
 from testbed.bmv2 import Bmv2Switch, start_with_tables
-from testbed.links import Link, host_poller, sock
+from testbed.bmv2_nic import Bmv2Nic
+from testbed.links import Link
 
 SCALE = 1000.0
 MAX_DEVICES = 16  # BMv2 processes one machine runs comfortably
@@ -68,32 +75,18 @@ def unsupported(sc: Scenario) -> str | None:
     return None
 
 
-def reverse_writer(dev: Bmv2Switch, st: nic_plan.NicState) -> Callable[[int, int, int], None]:
-    """Writes of a NIC's rx_reverse register (QP, plane, EV): PI writes no
-    registers over P4Runtime, so BMv2's Thrift runtime does."""
-    index = {p.qpn: p.qp_index for p in st.peers}
-    return lambda qpn, plane, ev: dev.runtime().register_write("rx_reverse", index[qpn] * 8 + plane, ev)
-
-
-class _Nic:
-    def __init__(self, control: NicEvControl, reverse: Callable[[int, int, int], None]):
-        self.slots: Callable[[int, list[tuple[int, int]]], None] = control.push
-        self.reverse = reverse  # the receiver's rx_reverse register, over BMv2's Thrift runtime
-        self.endpoint: Host | None = None
-
-
 class Bmv2Fabric:
     """The devices, their sessions and the relay; what Reconverger needs."""
 
-    def __init__(self, topo: Topology, specs: dict[int, list[nic_plan.QpSpec]]):
+    def __init__(self, topo: Topology, nics: list[int]):
         self.topo = topo
         self.devices: dict[str, Bmv2Switch] = {}
         self.sessions: dict[str, Session] = {}
-        self.nics: dict[int, _Nic] = {}
+        self.nics: dict[int, Bmv2Nic] = {}
         self.cables: dict[frozenset[ids.DeviceId], tuple[str, str]] = {}  # device ids -> relay cable (iface a, iface b)
         self.sim: RealClock | None = None
         try:
-            self._start(specs)
+            self._start(nics)
         except BaseException:
             self.stop()
             raise
@@ -103,18 +96,20 @@ class Bmv2Fabric:
         self.devices[name], self.sessions[name] = start_with_tables(
             name, ports, program, [P.to_p4(e) for e in entries], tables, defaults, list(extra), log=False)
 
-    def _start(self, specs: dict[int, list[nic_plan.QpSpec]]) -> None:
+    def _start(self, nics: list[int]) -> None:
         t = self.topo
         for name in S.switch_names(t):
             st = S.switch_state(t, name)
             self._device(name, sorted(n.port for n in st.neighbours), "switch", st.entries(), P.SWITCH_TABLES,
                          P.SWITCH_DEFAULTS)
-        for n, nic_qps in sorted(specs.items()):
-            nic = nic_plan.nic_state(t, n, nic_qps)
+        for n in sorted(nics):
+            nic = nic_plan.nic_state(t, n)  # its own tables; its QPs are its host's to create
             name = A.nic_name(n)
             self._device(name, [HOST_PORT] + [plane_port(p) for p in range(t.planes)], "nic", nic.entries(),
                          P.NIC_TABLES, P.NIC_DEFAULTS, [P.notice_session(nic.notice)])
-            self.nics[n] = _Nic(NicEvControl(self.sessions[name], nic), reverse_writer(self.devices[name], nic))
+            dev, session = self.devices[name], self.sessions[name]
+            self.nics[n] = Bmv2Nic(name, A.nic_address(t, n).packed, session, dev.runtime(),
+                                   dev.host_iface(HOST_PORT), DigestListener(session))
         ifaces = []
         for da, pa, db, pb, _ in t.cables():
             if str(da) not in self.devices:
@@ -131,9 +126,9 @@ class Bmv2Fabric:
             return  # a NIC without QPs has no BMv2 device
         (self.relay.cut.discard if up else self.relay.cut.add)(cable)
         for d, other in ((a, b), (b, a)):
-            ep = self.nics[d.index].endpoint if d.kind == "nic" and d.index in self.nics else None
-            if ep is not None:
-                (ep.port_up if up else ep.port_down)(other.plane)
+            nic = self.nics.get(d.index) if d.kind == "nic" else None
+            if nic is not None and nic.host is not None:
+                nic.host.on_port(other.plane, up)  # the NIC saw its port go down (or come back)
 
     def cable_ends(self) -> list[frozenset[ids.DeviceId]]:
         return list(self.cables)
@@ -142,9 +137,17 @@ class Bmv2Fabric:
         return not any(self.cables.get(frozenset(h)) in self.relay.cut
                        for h in self.topo.path_cables(src, dst, plane, spine))
 
+    def poll(self, timeout: float) -> None:
+        """What each NIC's host port and digest stream brought, to its host (RealClock's poll)."""
+        select.select(list(self.nics.values()), [], [], timeout)
+        for nic in self.nics.values():
+            nic.poll()
+
     def stop(self) -> None:
         if hasattr(self, "relay"):
             self.relay.stop()
+        for nic in self.nics.values():
+            nic.close()
         for s in self.sessions.values():
             s.close()
         for d in self.devices.values():
@@ -162,24 +165,19 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
     if reason:
         raise ScenarioError(sc.source, f"cannot run on BMv2: {reason}")
     wall = time.perf_counter()
-    # No path health in the NICs' data planes: the host here cannot learn
-    # which EV each packet took (its profile mirrors the plain rotation).
-    plan = wiring.describe(sc, t, nic_health=False)
+    plan = wiring.describe(sc, t)
     topo = plan.topo
-    fab = Bmv2Fabric(topo, plan.specs)
+    fab = Bmv2Fabric(topo, plan.nics)
     try:
-        host = {n: sock(fab.devices[A.nic_name(n)].host_iface(HOST_PORT)) for n in fab.nics}
-        clock = fab.sim = RealClock(host_poller(host, plan.hosts))
+        clock = fab.sim = RealClock(fab.poll)
         drv = wiring.driver(plan, lambda: clock.now / SCALE)
         nic_gbps = sc.links.nic_gbps * topo.planes
 
         def site(n: int) -> Site:
-            return Site(clock, A.nic_address(topo, n).packed, lambda raw, s=host[n]: s.send(ETH + raw), None,
-                        nic_gbps, sc.endpoint, TIMERS, topo.dscp, sc.seed + n, False, drv.delivered,
-                        drv.ledger.place, fab.nics[n].slots, fab.nics[n].reverse)
+            return Site(clock, A.nic_address(topo, n).packed, fab.nics[n], nic_gbps, sc.endpoint, TIMERS, topo.dscp,
+                        sc.seed + n, False, drv)
 
-        for n, ep in wiring.endpoints(plan, fab.nics, site).items():
-            fab.nics[n].endpoint = ep
+        wiring.endpoints(plan, site)
         # The models' initial window (a packet count: it means the same on
         # BMv2), so both fabrics send the same packets before the first ACK.
         # AIMD whatever the profile: NSCC's delay rules would read BMv2's
@@ -195,8 +193,6 @@ def run_bmv2(sc: Scenario, t: Transport, progress: Callable[[str], None] | None 
         end = clock.now / SCALE
         drops = {"link:link_down": fab.relay.cut_drops}
         drops.update({f"switch:{k}": v for k, v in _switch_drops(fab).items() if v})
-        for s in host.values():
-            s.close()
     finally:
         fab.stop()
     eps = plan.hosts.values()

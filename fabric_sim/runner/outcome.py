@@ -5,7 +5,7 @@ run that ended while the message was still on its way."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from fabric_sim.net.fabric import Fabric
@@ -13,30 +13,31 @@ from fabric_sim.net.ledger import Verdict
 from fabric_sim.scenario import Transport
 from fabric_sim.scenario.message import Message
 from fabric_sim.transports.qps import QpLink
+from mrc_host.host import Host
 
 SHOWN = 5  # reasons listed; the rest are counted
 
 
-def undelivered(fab: Fabric, links: dict[tuple[int, int], list[QpLink]], msgs: list[Message],
-                end_us: float) -> list[str]:
+def undelivered(fab: Fabric, hosts: Mapping[int, Host], links: dict[tuple[int, int], list[QpLink]],
+                msgs: list[Message], end_us: float) -> list[str]:
     """One line per reason, with how many messages it holds back."""
     why: Counter[str] = Counter()
     for m in msgs:
         if m.done_at < 0:
-            why[_why(fab, links[(m.src, m.dst)], m, end_us)] += 1
+            why[_why(fab, hosts, links[(m.src, m.dst)], m, end_us)] += 1
     lines = [f"{n} message{'s' * (n > 1)} not delivered: {reason}" for reason, n in why.most_common(SHOWN)]
     rest = sum(n for _, n in why.most_common()[SHOWN:])
     return lines + ([f"{rest} more messages not delivered for other reasons"] if rest else [])
 
 
-def _why(fab: Fabric, qps: list[QpLink], m: Message, end_us: float) -> str:
+def _why(fab: Fabric, hosts: Mapping[int, Host], qps: list[QpLink], m: Message, end_us: float) -> str:
     a, b = m.src, m.dst
     if m.posted_at < 0:
         return "never posted: the ring step before it was not delivered" if m.start is None \
             else f"never posted: it starts at {m.start:,.0f} µs, after the run ended at {end_us:,.0f} µs (duration_us)"
     for q in qps:
         for nic, qpn in ((a, q.qpn_a), (b, q.qpn_b)):
-            ep = fab.nics[nic].endpoint  # every NIC of a QP link has one
+            ep = hosts.get(nic)  # every NIC of a QP link has one
             err = ep.qps[qpn].error if ep is not None else None
             if err is not None:
                 return (

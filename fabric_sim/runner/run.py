@@ -14,7 +14,6 @@ from fabric_sim.net import pfc, tally
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.net.ledger import Verdict
 from fabric_sim.net.links import Egress
-from fabric_sim.net.qp_scheduler import QpScheduler
 from fabric_sim.runner import faults, footprint, outcome, wiring
 from fabric_sim.scenario import Scenario, Transport
 from fabric_sim.scenario.message import Message
@@ -89,7 +88,7 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
     fab = Fabric(topo, t.links or sc.links, sim, seed=sc.seed, mark_last_hop=tr.marks_last_hop,
                  egress=pfc.PfcEgress if t.pfc else Egress, progress=progress, ecn_echo=tr.nic_echoes_ce)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
-    qps.install(fab, plan.specs, progress)
+    qps.install(fab, plan.nics, progress)
     for i, pair in enumerate(links.values()):  # the first QP of the first TRACED pairs logs its EVs' changes
         for k, q in enumerate(pair):
             if i < TRACED and k == 0:
@@ -105,16 +104,14 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
 
     def site(n: int) -> Site:
         node = fab.nics[n]
-        sched = QpScheduler(sim, node.tx, node.egress, ecfg.tx_backlog, topo.dscp["control"]) \
-            if tr.scheduled and ecfg.tx_backlog else None
-        return Site(sim, A.nic_address(topo, n).packed, node.tx, sched, nic_gbps, ecfg, timers, topo.dscp,
-                    sc.seed + n, True, drv.delivered, drv.ledger.place, node.slots, node.model.set_reverse,
-                    node.model)
+        if tr.scheduled and ecfg.tx_backlog:
+            node.schedule(sim, ecfg.tx_backlog, topo.dscp["control"])
+        return Site(sim, A.nic_address(topo, n).packed, node, nic_gbps, ecfg, timers, topo.dscp, sc.seed + n, True,
+                    drv)
 
-    hosts = wiring.endpoints(plan, [node.n for node in fab.nics if node.slot_base], site)
-    for n, host in hosts.items():
-        fab.nics[n].endpoint = host
-        if pfc_net:
+    hosts = wiring.endpoints(plan, site)
+    if pfc_net:
+        for n, host in hosts.items():
             pfc_net.attach(fab.nics[n], host)
     wiring.connect(plan, t.cc, nic_gbps, rtt)
     reconv = wiring.reconverger(plan, fab, sim)
@@ -136,12 +133,12 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
                 progress(f"{t.name}: {t_end:,.0f}/{sc.duration_us:,.0f} µs, {drv.done}/{len(plan.msgs)} messages, "
                          f"{sim.events:,} events")
     tl.finish()
-    res = _result(sc, t, fab, plan.msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
+    res = _result(sc, t, fab, hosts, plan.msgs, tl.tl, rtt, sim, time.perf_counter() - wall, t_end, reconv)
     res.events["delivered_twice"] = drv.twice
     res.pfc = pfc_net.report(sim.now) if pfc_net else None
     res.ledger = drv.ledger.check()
     res.packets = tally.totals(fab, sim, res.drops, res.events["nacks_from_nics"])
-    res.undelivered = outcome.undelivered(fab, links, plan.msgs, t_end)
+    res.undelivered = outcome.undelivered(fab, hosts, links, plan.msgs, t_end)
     return res
 
 
@@ -164,9 +161,9 @@ class _Sampler:
         return (total - prev) * 8 / (self.bin * 1e3)  # bytes per bin -> Gb/s
 
     def sample(self, t: float) -> None:
-        tl, fab = self.tl, self.fab
+        tl = self.tl
         tl.t.append(t)
-        eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+        eps = self.hosts.values()
         tl.goodput.append(self._rate("goodput", sum(e.stats.rx_bytes for e in eps)))
         if len(self.flow_keys) <= 256:
             for name, b, qpns in self.flow_keys:
@@ -196,7 +193,7 @@ class _Sampler:
         for q in self.senders:
             states.update(st.value for st in q.prof_a.state.values())
             if q.prof_a.health:  # its skips are the NIC's (one per slot set to skip once)
-                skipping = self.fab.nics[q.a].model.skipping(q.qpn_a)
+                skipping = self.fab.nics[q.a].skipping(q.qpn_a).bit_count()
                 states["SKIP"] += skipping
                 states["GOOD"] -= skipping
         for st in ("GOOD", "SKIP", "ASSUMED_BAD", "PLANE_DOWN", "DENIED"):
@@ -223,9 +220,9 @@ def _owner_kind(e: Egress) -> str:
     return e.owner.kind if e.owner is not None else ""
 
 
-def _result(sc: Scenario, t: Transport, fab: Fabric, msgs: list[Message], tl: Timeline, rtt: float, sim: Sim,
-            wall: float, t_end: float, reconv: qps.Reconverger | None) -> RunResult:
-    eps = [n.endpoint for n in fab.nics if n.endpoint is not None]
+def _result(sc: Scenario, t: Transport, fab: Fabric, hosts: Mapping[int, Host], msgs: list[Message], tl: Timeline,
+            rtt: float, sim: Sim, wall: float, t_end: float, reconv: qps.Reconverger | None) -> RunResult:
+    eps = list(hosts.values())
     retx = {"sack": sum(e.stats.retx_sack for e in eps), "nack": sum(e.stats.retx_nack for e in eps),
             "timeout": sum(e.stats.timeouts for e in eps)}
     drops: Counter[str] = Counter()

@@ -7,11 +7,10 @@ NIC's host as a Site, and runs its clock."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from control_plane import addressing as A
-from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
 from fabric_sim.runner.driver import Driver
 from fabric_sim.scenario import Event, Scenario, Transport, cc_profile, workload
@@ -25,8 +24,8 @@ from mrc_host.host import Host
 @dataclass
 class RunPlan:
     """What is run: the scenario, one transport of it (`t`, and `tr` as an
-    object) on its topology, the messages, and every pair's QPs (`links`)
-    with the QPs each NIC's plan holds (`specs`)."""
+    object) on its topology, the messages, every pair's QPs (`links`) and
+    the NICs that hold them (`nics`, in order)."""
 
     sc: Scenario
     t: Transport
@@ -35,7 +34,7 @@ class RunPlan:
     msgs: list[Message]
     qps_per_pair: int
     links: dict[tuple[int, int], list[QpLink]]
-    specs: dict[int, list[QpSpec]]
+    nics: list[int]
     hosts: dict[int, Host] = field(default_factory=dict)  # NIC -> its endpoint (endpoints())
 
     @property
@@ -50,21 +49,22 @@ def describe(sc: Scenario, t: Transport, *, nic_health: bool = True) -> RunPlan:
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links, specs = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, sc.endpoint.ack_bytes,
-                            nic_health)
-    return RunPlan(sc, t, tr, topo, msgs, qpp, links, specs)
+    links = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, nic_health)
+    return RunPlan(sc, t, tr, topo, msgs, qpp, links, sorted(qps.nics_of(links)))
 
 
-def endpoints(plan: RunPlan, nics: Iterable[int], site: Callable[[int], tp.Site]) -> dict[int, Host]:
-    """The transport's endpoint on the host of each NIC of `nics`, at the
-    site the back end offers there; kept in plan.hosts."""
-    for n in nics:
+def endpoints(plan: RunPlan, site: Callable[[int], tp.Site]) -> dict[int, Host]:
+    """The transport's endpoint on the host of each NIC of the plan, at the
+    site the back end offers there (it attaches itself to the NIC); kept
+    in plan.hosts."""
+    for n in plan.nics:
         plan.hosts[n] = plan.tr.endpoint(site(n))
     return plan.hosts
 
 
 def connect(plan: RunPlan, cc: cc_profile.CcProfile, nic_gbps: float, rtt: float) -> None:
-    """Both ends of every QP, each with a window of profile `cc`."""
+    """Both ends of every QP, each with a window of profile `cc`: each end
+    creates its QP on its NIC (the one QP set-up path)."""
     flows = Counter(a for a, _ in plan.links)
     mtu, topo = plan.sc.endpoint.mtu, plan.topo
     for (a, b), pair in plan.links.items():
@@ -83,7 +83,8 @@ def driver(plan: RunPlan, now: Callable[[], float]) -> Driver:
 
 def reconverger(plan: RunPlan, fab: qps.Routes, clock: qps.Clock, scale: float = 1.0) -> qps.Reconverger | None:
     """The transport's routing after a fault, if it has one (one path per QP)."""
-    return qps.Reconverger(fab, clock, plan.links, plan.t.reconvergence_us * scale) if plan.tr.reroutes else None
+    return qps.Reconverger(fab, plan.hosts, clock, plan.links, plan.t.reconvergence_us * scale) \
+        if plan.tr.reroutes else None
 
 
 def start(plan: RunPlan, clock: qps.Clock, drv: Driver, fire: Callable[[Event], None], scale: float = 1.0) -> None:

@@ -16,6 +16,7 @@ from fabric_sim.transports.transport import Site, Transport
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
 from mrc_host.host import Host
+from mrc_host.settings import HostConfig
 
 
 @dataclass(frozen=True)
@@ -99,39 +100,17 @@ class Roce:
         return qps.hashed(topo, a, b, k)
 
     def endpoint(self, site: Site) -> Host:
-        return RoceEndpoint(site.clock, site.addr, site.tx, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
-                            rto=site.timers.rto, retry_limit=site.cfg.retry_limit, dscp=site.dscp,
-                            on_message=site.on_message, on_place=site.on_place, dcqcn=self.cfg.dcqcn)
+        return RoceEndpoint(site.clock, site.addr, site.nic, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
+                            rto=site.timers.rto, retry_limit=site.cfg.retry_limit, dscp=site.dscp, app=site.app,
+                            dcqcn=self.cfg.dcqcn)
 
 
 def _mrc_endpoint(site: Site, ablate: frozenset[str]) -> Endpoint:
-    sched = site.scheduler
-    ep = Endpoint(
-        site.clock,
-        site.addr,
-        sched.transmit if sched is not None else site.tx,
-        mtu=site.cfg.mtu,
-        rto=site.timers.rto,
-        retry_limit=site.cfg.retry_limit,
-        probe_interval=site.timers.probe_interval,
-        reorder_window=site.timers.reorder_window,
-        dscp=site.dscp,
-        keep_payload=False,
-        elide=site.elide,
-        seed=site.seed,
-        ablate=ablate,
-        on_message=site.on_message,
-        on_place=site.on_place,
-        slot_sink=site.slot_sink,
-        reverse_sink=site.reverse_sink,
-        bad_sink=site.health.set_bad if site.health is not None else None,
-        port_sink=site.health.set_port_down if site.health is not None else None,
-    )
-    if site.health is not None:
-        site.health.on_pick(ep.sent_on)  # the NIC's data plane picks each data packet's EV
-    if sched is not None:
-        sched.serve(ep)  # the scheduler tells the MRC endpoint when its copies leave
-    return ep
+    t = site.timers
+    cfg = HostConfig(mtu=site.cfg.mtu, rto=t.rto, retry_limit=site.cfg.retry_limit, probe_interval=t.probe_interval,
+                     reorder_window=t.reorder_window, dscp=site.dscp, keep_payload=False, elide=site.elide,
+                     seed=site.seed, ack_bytes=site.cfg.ack_bytes, ablate=ablate)
+    return Endpoint(site.clock, site.addr, site.nic, cfg, site.app)
 
 
 def of(cfg: TransportCfg) -> Transport:

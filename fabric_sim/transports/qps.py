@@ -19,11 +19,10 @@ plane (the paper's Fig. 14 forces two flows onto one EV).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from control_plane.nic_plan import QpSpec
 from control_plane.topology import Topology
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
@@ -31,7 +30,7 @@ from fabric_sim.transports import transport
 from mrc_host.cc import CongestionControl
 from mrc_host.ev import EvProfile, make_ev
 from mrc_host.host import Host
-from mrc_wire.constants import ACK_BYTES, EV_HEALTH_SLOTS, ev_plane, ev_spine
+from mrc_wire.constants import EV_HEALTH_SLOTS, ev_plane, ev_spine
 
 
 @dataclass
@@ -63,7 +62,7 @@ def hashed(topo: Topology, a: int, b: int, k: int) -> EvProfile:
     """One EV, chosen by hash as ECMP would; no EV state (single path, RoCE)."""
     h = _hash(a, b, k)
     ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
-    return EvProfile([ev], {}, mirror=True, enabled=False)
+    return EvProfile([ev], {}, enabled=False)
 
 
 def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = None, start: int = 0) -> EvProfile:
@@ -82,7 +81,7 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
         if start % t.evs_per_qp:
             i = start % t.evs_per_qp
             prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
-    prof.mirror, prof.enabled, prof.min_active = True, t.ev_state, t.ev_min_active
+    prof.enabled, prof.min_active = t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
     # The NIC's data plane keeps the slots' health (EV state on, a rotation it covers).
     prof.health = t.ev_state and len(prof.home) <= EV_HEALTH_SLOTS
@@ -90,16 +89,13 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
 
 
 def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-         pins: dict[tuple[int, int], Pin] | None = None, ack_bytes: int = ACK_BYTES, nic_health: bool = True,
-         ) -> tuple[dict[tuple[int, int], list[QpLink]], dict[int, list[QpSpec]]]:
-    """Every pair's QPs and, per NIC, the QPs its plan must hold. A pinned
-    pair's sending QPs use the pin (MRC); its receiving side is as usual.
-    The NIC's receiver tracks the QPs of a transport that offloads it,
-    SACKing every `ack_bytes` of payload. `nic_health` False: the NICs'
-    data planes keep no path health (a back end whose host cannot learn
-    the EV each packet took, BMv2); the host's profile mirrors the rotation."""
+         pins: dict[tuple[int, int], Pin] | None = None, nic_health: bool = True,
+         ) -> dict[tuple[int, int], list[QpLink]]:
+    """Every pair's QPs (their ends create them on their NICs when they
+    connect). A pinned pair's sending QPs use the pin (MRC); its receiving
+    side is as usual. `nic_health` False: the NICs' data planes keep no
+    path health (a back end that cannot carry it)."""
     rng = random.Random(seed)
-    specs: dict[int, list[QpSpec]] = {}
     out: dict[tuple[int, int], list[QpLink]] = {}
     qpn = 1
     sending: dict[int, int] = {}  # NIC -> its sending QPs so far
@@ -111,24 +107,23 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
             pb = tr.profile(topo, b, a, k, rng)
             if not nic_health:
                 pa.health = pb.health = False
-            link = QpLink(a, b, qpn, qpn + 1, pa, pb, k)
+            links.append(QpLink(a, b, qpn, qpn + 1, pa, pb, k))
             qpn += 2
-            for nic, mine, peer, prof in ((a, link.qpn_a, link.qpn_b, pa), (b, link.qpn_b, link.qpn_a, pb)):
-                spare = tuple(e for pool in prof.backups.values() for e in pool)
-                specs.setdefault(nic, []).append(QpSpec(mine, peer, tuple(prof.home), spare, tr.offloads_receiver,
-                                                        prof.enabled, ack_bytes, prof.health, prof.min_active,
-                                                        prof.health))
-            links.append(link)
         out[(a, b)] = links
-    return out, specs
+    return out
 
 
-def install(fab: Fabric, specs: dict[int, list[QpSpec]], progress: Callable[[str], None] | None = None) -> None:
-    """Install every NIC's plan (its QPs, plan()'s `specs`) in the fabric."""
-    for i, (nic, qps) in enumerate(specs.items()):
+def nics_of(links: dict[tuple[int, int], list[QpLink]]) -> list[int]:
+    """The NICs that hold a QP, in the order the plan first names them."""
+    return list(dict.fromkeys(n for pair in links for n in pair))
+
+
+def install(fab: Fabric, nics: list[int], progress: Callable[[str], None] | None = None) -> None:
+    """Install the tables of each NIC of `nics` (its own, not its QPs') in the fabric."""
+    for i, nic in enumerate(nics):
         if progress and i % 1024 == 0:
-            progress(f"NIC plans: {i:,}/{len(specs):,} installed")
-        fab.install_nic(nic, qps)
+            progress(f"NIC plans: {i:,}/{len(nics):,} installed")
+        fab.install_nic(nic)
 
 
 def initial_cc(t: Transport, nic_gbps: float, mtu: int, rtt: float, flows_per_nic: int) -> CongestionControl:
@@ -144,25 +139,11 @@ class Clock(Protocol):
     def call_at(self, when: float, fn: Callable[..., None], *args: Any) -> None: ...
 
 
-class _Nic(Protocol):
-    @property
-    def endpoint(self) -> Host | None: ...
-
-    def slots(self, qpn: int, writes: list[tuple[int, int]]) -> None: ...
-
-
-class _Nics(Protocol):
-    def __getitem__(self, n: int, /) -> _Nic: ...
-
-
 class Routes(Protocol):
     """What the rerouting asks of a fabric: the timed one or BMv2's."""
 
     @property
     def topo(self) -> Topology: ...
-
-    @property
-    def nics(self) -> _Nics: ...
 
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool: ...
 
@@ -172,8 +153,9 @@ class Reconverger:
     reconvergence delay has passed on `clock`, flows on dead paths are
     rehashed."""
 
-    def __init__(self, fab: Routes, clock: Clock, links: dict[tuple[int, int], list[QpLink]], delay: float):
-        self.fab, self.clock, self.links, self.delay = fab, clock, links, delay
+    def __init__(self, fab: Routes, hosts: Mapping[int, Host], clock: Clock, links: dict[tuple[int, int], list[QpLink]],
+                 delay: float):
+        self.fab, self.hosts, self.clock, self.links, self.delay = fab, hosts, clock, links, delay
         self.rehashed = 0
 
     def fault(self) -> None:
@@ -194,10 +176,5 @@ class Reconverger:
         if not alive:
             return
         p, s = alive[_hash(src, dst, k) % len(alive)]
-        new = make_ev(p, s)
-        prof.rehome(0, new)
-        node = fab.nics[src]
-        node.slots(qpn, [(0, new)])
-        if node.endpoint is not None:  # always, on a NIC with a QP
-            node.endpoint.set_control_path(qpn, new)  # ACKs follow the new path too
+        self.hosts[src].reroute(qpn, make_ev(p, s))  # its slot and its ACKs' path
         self.rehashed += 1

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 
 from fabric_sim.transports.dcqcn import CNP_INTERVAL_US, Dcqcn
 from mrc_host.ev import EvProfile
+from mrc_host.host import App, NoApp
 from mrc_host.stats import Stats
 from mrc_wire import packet as W
 from mrc_wire.constants import (
@@ -53,6 +54,8 @@ from mrc_wire.constants import (
     OP_WRITE_ONLY,
     ev_plane,
 )
+from mrc_wire.entries import EvChange
+from mrc_wire.pcie import Nic, QpCreate
 from mrc_wire.psn import psn_add, psn_diff
 from mrc_wire.segment import Segment, segments
 from sim_core.sim import Sim
@@ -94,20 +97,18 @@ class RoceQp:
 
 
 class RoceEndpoint(W.PacketHost):
-    """The RoCE transport of one NIC; the same interface as the MRC
-    endpoint towards the fabric (transmit, receive) and the driver."""
+    """The RoCE transport of one NIC; the same interfaces as the MRC
+    endpoint towards its NIC (mrc_wire.pcie) and the run's driver."""
 
-    def __init__(self, sim: Sim, addr: bytes, transmit: Callable[[bytes, int], None], *, line_gbps: float,
-                 mtu: int = 4096, rto: float = 50.0, retry_limit: int = 8, dscp: Mapping[str, int] | None = None,
-                 on_message: Callable[[int, int, bytes | None], None] | None = None,
-                 on_place: Callable[[int, int, int, int], None] | None = None, dcqcn: bool = True):
-        self.sim, self.addr_bytes, self.transmit = sim, addr, transmit
+    def __init__(self, sim: Sim, addr: bytes, nic: Nic, *, line_gbps: float, mtu: int = 4096, rto: float = 50.0,
+                 retry_limit: int = 8, dscp: Mapping[str, int] | None = None, app: App | None = None,
+                 dcqcn: bool = True):
+        self.sim, self.addr_bytes, self.nic = sim, addr, nic
         self.addr = str(ipaddress.IPv6Address(addr))
         self.line_gbps, self.mtu, self.rto, self.retry_limit = line_gbps, mtu, rto, retry_limit
         d = {**DSCP_DEFAULTS, **(dscp or {})}
         self.dscp_data, self.dscp_control = d["data_no_trim"], d["control"]
-        self.on_message = on_message or (lambda qpn, msg_id, data: None)
-        self.on_place = on_place or (lambda qpn, msg_id, offset, length: None)  # an outside ledger
+        self.app: App = app if app is not None else NoApp()
         self.dcqcn = dcqcn  # False: PFC alone (the notification point sends no CNP, every QP stays at line rate)
         self.qps: dict[int, RoceQp] = {}
         self.stats = Stats()
@@ -121,9 +122,14 @@ class RoceEndpoint(W.PacketHost):
         self._timer = False
         self.hold: Callable[[int], bool] | None = None  # plane -> its port is paused (PFC); None: never
         self._held: list[RoceQp] = []  # QPs waiting for their paused port
+        nic.attach(self)
 
     def connect(self, qpn: int, peer_qpn: int, peer_addr: bytes, profile: EvProfile, cc: object = None) -> RoceQp:
+        """QP `qpn` on its one path; created on the NIC, whose receiver is
+        not run for it (RC's go-back-N receiver is this host's)."""
         qp = self.qps[qpn] = RoceQp(qpn, peer_qpn, peer_addr, profile, self.line_gbps)
+        self.nic.create_qp(QpCreate(qpn, peer_qpn, tuple(profile.home), profile.spares(), offload=False,
+                                    follow=False))
         return qp
 
     def port_down(self, plane: int) -> None:
@@ -132,11 +138,27 @@ class RoceEndpoint(W.PacketHost):
     def port_up(self, plane: int) -> None:
         pass
 
+    # ---- what the NIC hands over besides packets (mrc_wire.pcie.Host) ----
+    def on_held(self, qpn: int, psn: int) -> None:
+        pass  # RoCE paces itself: the NIC's QP scheduler never holds its data
+
+    def on_sent(self, qpn: int, psn: int, ev: int) -> None:
+        pass  # its one path: the EV says nothing new
+
+    def on_ev_event(self, qpn: int, change: EvChange) -> None:
+        pass  # no path health in the data plane for its QPs
+
+    def on_port(self, plane: int, up: bool) -> None:
+        (self.port_up if up else self.port_down)(plane)
+
     # ---- sender --------------------------------------------------------
-    def set_control_path(self, qpn: int, ev: int) -> None:
-        """Control packets of QP `qpn` travel on `ev` alone from now on (the
-        single-path baselines' routing moved the QP to another path)."""
-        self.qps[qpn].reverse = {ev_plane(ev): ev}
+    def reroute(self, qpn: int, ev: int) -> None:
+        """Routing moved QP `qpn` to the path `ev` (after a fault): its slot
+        in the NIC, and its ACKs' path."""
+        qp = self.qps[qpn]
+        qp.profile.rehome(0, ev)
+        self.nic.write_slots(qpn, qp.profile.take_writes())
+        qp.reverse = {ev_plane(ev): ev}
 
     def send_message(self, qpn: int, size: int) -> int:
         qp = self.qps[qpn]
@@ -214,7 +236,7 @@ class RoceEndpoint(W.PacketHost):
         wire = (len(raw) + pad + ETH_LEN + IPV6_LEN) * 8e-3  # kbit: the NIC adds Ethernet and the outer header
         self._free_at = now + wire / self.line_gbps
         qp.next_tx = now + wire / qp.cc.rate(now)
-        self.transmit(raw, pad)
+        self.nic.post(raw, pad)
         self._arm_timer()
 
     # ---- timeouts ------------------------------------------------------
@@ -288,13 +310,13 @@ class RoceEndpoint(W.PacketHost):
         else:
             msg_id, offset, msg_len = pkt.data()
             n = pkt.payload_len
-            self.on_place(qp.qpn, msg_id, offset, n)
+            self.app.placed(qp.qpn, msg_id, offset, n)
             qp.rx_bytes += n
             self.stats.rx_bytes += n
             qp.expected = psn_add(qp.expected, 1)
             if offset + n >= msg_len:  # in order: the last packet completes the message
                 self.stats.delivered += 1
-                self.on_message(qp.qpn, msg_id, None)
+                self.app.delivered(qp.qpn, msg_id, None)
         if pkt.ackreq:
             self._ack(qp, AETH_ACK, psn_add(qp.expected, -1))
 
@@ -302,7 +324,7 @@ class RoceEndpoint(W.PacketHost):
         """An ACK (AETH `syndrome`: ACK or NAK) naming `psn`, BECN set for a CNP."""
         self.stats.acks_sent += 1
         ev = next(iter(qp.reverse.values()))
-        self.transmit(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_ACK, qp.peer_qpn, psn,
+        self.nic.post(W.build(self.addr_bytes, qp.peer_addr, self.dscp_control, 0, ev, OP_ACK, qp.peer_qpn, psn,
                               W.aeth_ext(syndrome), becn=becn), 0)
 
     def idle(self) -> bool:

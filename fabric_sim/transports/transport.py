@@ -6,16 +6,16 @@ choice below is the transport's."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from control_plane.topology import Topology
-from fabric_sim.net.qp_scheduler import QpScheduler
 from fabric_sim.scenario import EndpointCfg, Pin
 from fabric_sim.scenario import Transport as TransportCfg
 from mrc_host.ev import EvProfile
-from mrc_host.host import Host
+from mrc_host.host import App, Host
+from mrc_wire.pcie import Nic
 from sim_core.sim import Sim
 
 
@@ -31,36 +31,20 @@ class Timers:
 @dataclass(frozen=True)
 class Site:
     """A NIC's host as a back end offers it to the endpoint that runs there:
-    the clock, the NIC's address and transmit, its line rate, the
-    endpoint's settings, and where the endpoint reports."""
+    the clock, the NIC's address and the NIC itself (its PCIe side,
+    mrc_wire.pcie.Nic), its line rate, the endpoint's settings, and the
+    application it reports to."""
 
     clock: Sim  # the timed fabric's Sim, or BMv2's wall clock with the same calls
     addr: bytes
-    tx: Callable[..., None]  # a packet to the NIC: (raw, pad)
-    scheduler: QpScheduler | None  # the NIC's QP scheduler, on the timed fabric (a windowed transport's data waits)
+    nic: Nic
     line_gbps: float  # all the NIC's planes
     cfg: EndpointCfg  # mtu, retry limit, ACK coalescing
     timers: Timers
     dscp: Mapping[str, int]
     seed: int
     elide: bool  # the timed fabric carries a payload's zeros as a count (mrc_wire.packet); BMv2 whole frames
-    on_message: Callable[[int, int, bytes | None], None]
-    on_place: Callable[[int, int, int, int], None]
-    slot_sink: Callable[[int, list[tuple[int, int]]], None]
-    reverse_sink: Callable[[int, int, int], None]  # (QP, plane, EV): the NIC's rx_reverse register
-    # Path health in the NIC's data plane (nic_model/ev_health.py), where the back end has it: the
-    # NIC's registers the host writes, and where the NIC says which EV each data packet took.
-    health: NicHealth | None = None
-
-
-class NicHealth(Protocol):
-    """The host's side of the NIC's path-health registers (NicModel's)."""
-
-    def set_bad(self, qpn: int, slots: int) -> None: ...  # the QP's slots assumed bad (ev_bad)
-
-    def set_port_down(self, planes: int) -> None: ...  # this NIC's ports down (port_down)
-
-    def on_pick(self, sink: Callable[[int, int, int], None]) -> None: ...  # (peer QP, PSN, EV) of each data packet
+    app: App  # the run's driver and ledger
 
 
 class Transport(Protocol):

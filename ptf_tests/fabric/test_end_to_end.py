@@ -9,68 +9,53 @@ from __future__ import annotations
 import pytest
 
 from control_plane import addressing as A
-from control_plane import nic_plan as N
 from control_plane.counters import read_total
 from fabric_sim.runner.on_bmv2 import Bmv2Fabric
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile, EvState
+from mrc_host.settings import HostConfig
 from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import HOST_MAC, NIC_MAC, addr
+from ptf_tests.lib.nic_fabric import addr
 from sim_core.realtime import RealClock
-from testbed.links import host_poller, sock
-from testbed.targets import RX_REGISTERS
+from tests.support.app import Recorder
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
-ETH = bytes.fromhex(NIC_MAC.replace(":", "")) + bytes.fromhex(HOST_MAC.replace(":", "")) + b"\x86\xdd"
 # The endpoint's timers on the wall clock (µs), far above any BMv2 round
 # trip on a busy machine: nothing is lost here, so no reorder window or
 # timeout may beat a NACK, and probes need not run every 100 µs.
-TIMERS = {"rto": 2_000_000, "reorder_window": 1_000_000, "probe_interval": 50_000}
+CFG = HostConfig(rto=2_000_000, reorder_window=1_000_000, probe_interval=50_000)
 
 
 class Fabric(Bmv2Fabric):
     """The BMv2 fabric of the scenario runner (every switch and both NICs as
-    simple_switch_grpc, tables from our controller, cables as a relay) with
-    one QP from NIC A to NIC B."""
+    simple_switch_grpc, tables from our controller, cables as a relay); each
+    exchange creates one QP from NIC A to NIC B on the NICs and destroys it after."""
 
     def __init__(self) -> None:
+        self.profiles: dict[int, EvProfile] = {}
+        super().__init__(TOPO, [A_NIC, B_NIC])
+
+    def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes | None], Endpoint, Endpoint]:
+        """Send `data` from NIC A's endpoint to NIC B's; return what B got.
+        Each exchange creates its QPs anew, from PSN 0 (the NICs' receivers start afresh)."""
         self.profiles = {
             A_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8),
             B_NIC: EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8, salt=1),
         }
-        for p in self.profiles.values():
-            p.mirror = True
-        super().__init__(TOPO, {A_NIC: [self._spec(A_NIC, A_QPN, B_QPN)], B_NIC: [self._spec(B_NIC, B_QPN, A_QPN)]})
-
-    def _spec(self, nic: int, qpn: int, peer: int) -> N.QpSpec:
-        prof = self.profiles[nic]
-        return N.QpSpec(qpn, peer, tuple(prof.home), tuple(e for pool in prof.backups.values() for e in pool))
-
-    def exchange(self, data: bytes, timeout_s: float = 30.0) -> tuple[list[bytes], Endpoint, Endpoint]:
-        """Send `data` from NIC A's endpoint to NIC B's; return what B got.
-        Each exchange starts its QPs at PSN 0: the NICs' receivers forget the last one's."""
-        for n in (A_NIC, B_NIC):
-            rt = self.devices[A.nic_name(n)].runtime()
-            for reg in RX_REGISTERS:
-                rt.register_reset(reg)
-        host = {n: sock(self.devices[A.nic_name(n)].host_iface(N.HOST_PORT)) for n in (A_NIC, B_NIC)}
-        got: list[bytes] = []
-        eps: dict[int, Endpoint] = {}
-
-        clock = RealClock(host_poller(host, eps))
-        # The NICs' receivers send SACKs on the reverse EVs the hosts write (rx_reverse).
-        eps[A_NIC] = Endpoint(clock, addr(A_NIC), lambda raw: host[A_NIC].send(ETH + raw), **TIMERS,
-                              slot_sink=self.nics[A_NIC].slots, reverse_sink=self.nics[A_NIC].reverse)
-        eps[B_NIC] = Endpoint(clock, addr(B_NIC), lambda raw: host[B_NIC].send(ETH + raw), **TIMERS,
-                              on_message=lambda q, m, d: got.append(d), reverse_sink=self.nics[B_NIC].reverse)
+        app = Recorder()
+        clock = RealClock(self.poll)
+        eps = {A_NIC: Endpoint(clock, addr(A_NIC), self.nics[A_NIC], CFG),
+               B_NIC: Endpoint(clock, addr(B_NIC), self.nics[B_NIC], CFG, app)}
         eps[A_NIC].connect(A_QPN, B_QPN, addr(B_NIC), self.profiles[A_NIC])
         eps[B_NIC].connect(B_QPN, A_QPN, addr(A_NIC), self.profiles[B_NIC])
-        eps[A_NIC].send_message(A_QPN, data)
-        clock.run(until=timeout_s * 1e6, stop=lambda: bool(got) and eps[A_NIC].idle())
-        for s in host.values():
-            s.close()
-        return got, eps[A_NIC], eps[B_NIC]
+        try:
+            eps[A_NIC].send_message(A_QPN, data)
+            clock.run(until=timeout_s * 1e6, stop=lambda: bool(app.data) and eps[A_NIC].idle())
+        finally:
+            eps[A_NIC].disconnect(A_QPN)
+            eps[B_NIC].disconnect(B_QPN)
+        return app.data, eps[A_NIC], eps[B_NIC]
 
     def counter(self, device: str, name: str, index: int) -> int:
         return self.sessions[device].counter(name, index)[0]

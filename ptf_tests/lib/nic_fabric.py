@@ -22,13 +22,13 @@ from ptf_tests.lib.fabric import TOPO
 ME, PEER, SAME_ROW_PEER = 0, 3, 1
 QPN, PEER_QPN = 1, 2
 PROFILE = EvProfile.spread(planes=TOPO.planes, spines=TOPO.t1_per_plane, slots=8)
-QP = N.QpSpec(QPN, PEER_QPN, tuple(PROFILE.home), tuple(e for pool in PROFILE.backups.values() for e in pool))
+QP = N.QpCreate(QPN, PEER_QPN, tuple(PROFILE.home), tuple(e for pool in PROFILE.backups.values() for e in pool))
 HOST_RX_QPN, HOST_RX_PEER_QPN = 3, 4
-HOST_RX_QP = N.QpSpec(HOST_RX_QPN, HOST_RX_PEER_QPN, tuple(PROFILE.home), offload=False, follow=False)
+HOST_RX_QP = N.QpCreate(HOST_RX_QPN, HOST_RX_PEER_QPN, tuple(PROFILE.home), offload=False, follow=False)
 # QP 5 to NIC 3's QP 6: its path health kept by the NIC's data plane (a
 # congestion mark skips an EV once), at least two slots usable.
 HEALTH_QPN, HEALTH_PEER_QPN = 5, 6
-HEALTH_QP = N.QpSpec(HEALTH_QPN, HEALTH_PEER_QPN, tuple(PROFILE.home), health=True, min_active=2, skip_on_mark=True)
+HEALTH_QP = N.QpCreate(HEALTH_QPN, HEALTH_PEER_QPN, tuple(PROFILE.home), health=True, min_active=2, skip_on_mark=True)
 NIC = N.nic_state(TOPO, ME, [QP, HOST_RX_QP, HEALTH_QP])
 PORTS = [N.HOST_PORT] + [N.plane_port(p) for p in range(TOPO.planes)]
 HOST_MAC, NIC_MAC = "02:aa:00:00:00:01", "02:aa:00:00:00:02"

@@ -20,7 +20,7 @@ def _model_in_step(nic_target) -> NicModelTarget:
     [qp] = [q for q in nic_fabric.NIC.qps if q.qpn == nic_fabric.PEER_QPN]  # QpEv: keyed by the peer's QP
     [slot] = [s.slot for s in nic_fabric.NIC.slots if s.ev == ev and qp.base <= s.slot <= qp.base + qp.mask]
     model = NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
-    model.model.rotation[qp.qp_index] = slot - qp.base + 1
+    model.model.set_turn(qp.qp_index, slot - qp.base + 1)
     return model
 
 

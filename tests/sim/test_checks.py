@@ -85,10 +85,10 @@ def test_nic_port_down_retires_its_plane_on_both_ends_within_one_rtt():
 
     def states(tag):
         def look(fab):
-            local = fab.nics[5].endpoint
+            local = fab.nics[5].host
             # Who sends to NIC 5: its QP's peer is a QP of NIC 5.
             mine = set(local.qps)
-            remote = [q for n in fab.nics if n.endpoint and n.n != 5 for q in n.endpoint.qps.values()
+            remote = [q for n in fab.nics if n.host and n.n != 5 for q in n.host.qps.values()
                       if q.peer_qpn in mine and q.profile is not None and q.inflight]
             seen[tag] = [[st for ev, st in q.profile.state.items() if ev_plane(ev) == 2]
                          for q in [*local.qps.values(), *remote]]

@@ -102,7 +102,7 @@ def test_every_nic_of_a_fabric_shares_the_dest_row_entries_of_a_row():
     sc = make({"pattern": "permutation", "message_bytes": 1000})  # 16 NICs, 4 T0 rows
     fab = Fabric(sc.topology, sc.links, Sim())
     for n in range(sc.topology.nics):
-        fab.install_nic(n, [])
+        fab.install_nic(n)
     rows = {id(e) for node in fab.nics for e in node.model.rows.values()}
     assert len(rows) == 2 * sc.topology.t0_per_plane  # (row, same_row) each once, not 16 x 4
     a, b = nic_plan.nic_state(sc.topology, 0), nic_plan.nic_state(sc.topology, 15)
@@ -116,8 +116,8 @@ def test_only_the_traced_qps_of_a_run_log_their_evs_changes():
     sc = make({"pattern": "permutation", "message_bytes": 20_000})
     fabs = []
     run_mod.run(sc, sc.transports[0], hooks=[(0.0, fabs.append)])
-    profiles = [(q.qpn, q.profile) for node in fabs[0].nics if node.endpoint is not None
-                for q in node.endpoint.qps.values()]
+    profiles = [(q.qpn, q.profile) for node in fabs[0].nics if node.host is not None
+                for q in node.host.qps.values()]
     logging = [p for _, p in profiles if p.keep_log]
     assert 0 < len(logging) <= run_mod.TRACED < len(profiles)
     assert all(p.clock is not None for p in logging)

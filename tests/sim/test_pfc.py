@@ -171,7 +171,7 @@ def test_dcqcn_off_sends_no_cnp_and_keeps_every_qp_at_line_rate_pfc_alone_holds_
         fabs: list = []
         r = run(s, s.transports[0], hooks=[(0.0, fabs.append)])
         assert r.complete and r.drops == {} and r.events["ecn_marked"] > 0
-        qps = [qp for nic in fabs[0].nics if nic.endpoint is not None for qp in nic.endpoint.qps.values()]
+        qps = [qp for nic in fabs[0].nics if nic.host is not None for qp in nic.host.qps.values()]
         cuts[on] = (sum(qp.cc.cnps for qp in qps), sum(qp.cc.rc < qp.cc.line for qp in qps))
         assert on or r.pfc["pause_frames"] > 0
     assert cuts[True][0] > 0 and cuts[True][1] > 0 and cuts[False] == (0, 0)

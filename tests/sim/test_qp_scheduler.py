@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from types import SimpleNamespace
 
 from fabric_sim.net.qp_scheduler import QpScheduler
+from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile, make_ev
-from mrc_host.qp import Inflight, QueuePair
+from mrc_host.qp import UNSENT, Inflight
 from mrc_wire import packet as W
 from mrc_wire.constants import OP_ACK, OP_WRITE_ONLY
 from mrc_wire.segment import Segment
 from sim_core.sim import Sim
+from tests.support.spy_nic import SpyNic
 
 A, B = bytes(16), bytes(15) + b"\x01"
 DATA, CONTROL = 8, 46
@@ -40,6 +41,19 @@ class Port:
             self.departures.append(max([self.sim.now, *self.departures]) + 1.0)
 
 
+class Nic:
+    """The NIC the scheduler sits in: its pipeline (the port) and what it tells its host."""
+
+    def __init__(self, port: Port):
+        self.port, self.held_psns = port, []
+
+    def tx(self, raw: bytes, pad: int) -> None:
+        self.port.take(raw, pad)
+
+    def held(self, peer_qpn: int, psn: int) -> None:
+        self.held_psns.append((self.port.sim.now, peer_qpn, psn))
+
+
 def pkt(dqpn: int, psn: int, dscp: int = DATA, op: int = OP_WRITE_ONLY) -> bytes:
     return W.build(A, B, dscp, 0, 0, op, dqpn, psn, W.data_ext(1, 0, 100), bytes(100))
 
@@ -47,7 +61,7 @@ def pkt(dqpn: int, psn: int, dscp: int = DATA, op: int = OP_WRITE_ONLY) -> bytes
 def setup():
     sim = Sim()
     port = Port(sim)
-    sched = QpScheduler(sim, port.take, {1: port}, depth=1, control_dscp=CONTROL)
+    sched = QpScheduler(sim, Nic(port), {1: port}, depth=1, control_dscp=CONTROL)
     return sim, port, sched
 
 
@@ -69,32 +83,35 @@ def test_control_packets_pass_the_waiting_data():
     assert port.sent == [(0, 7, 0), (0, 9, 5)]
 
 
-def test_a_packet_is_stamped_sent_when_it_leaves_the_scheduler():
-    """QP 3 (peer QP 7) is told its PSN 1 waits behind PSN 0 (sent at once, as the endpoint said),
-    not sent (infinity: no timer runs on it), and then that it left at 1 µs, the start of its RTT."""
+def test_the_nic_is_told_of_a_packet_held_and_it_enters_the_pipeline_when_it_leaves():
+    """PSN 1 of peer QP 7 waits behind PSN 0 (sent at once): the NIC is told it holds it (its host then
+    runs no timer on it), and it enters the pipeline at 1 µs, whose completion gives its send time."""
     sim, port, sched = setup()
-    told = []
-    qp = SimpleNamespace(peer_qpn=7, released=lambda psn, at: told.append((psn, at)))
-    sched.serve(SimpleNamespace(qp_to={7: qp}.get))  # the endpoint's QP by its peer's number
     sched.transmit(pkt(7, 0))
     sched.transmit(pkt(7, 1))
-    assert told == [(1, math.inf)]
+    assert sched.nic.held_psns == [(0.0, 7, 1)] and port.sent == [(0, 7, 0)]
     sim.run(until=10)
-    assert told == [(1, math.inf), (1, 1.0)]
+    assert sched.nic.held_psns == [(0.0, 7, 1)] and port.sent == [(0, 7, 0), (1, 7, 1)]
 
 
-def test_a_qp_takes_a_release_time_for_its_latest_copy_and_a_resend_keeps_its_own_while_it_waits():
-    qp = QueuePair(3, 7, bytes(16), EvProfile([make_ev(0, 0)], {0: []}))
-    first, resend = Inflight(Segment(0, 1, 0, 1, OP_WRITE_ONLY, 1, None), 1, 0.0), \
-        Inflight(Segment(1, 1, 0, 1, OP_WRITE_ONLY, 1, None), 1, 2.0, retx=1)
+def test_a_copy_held_is_not_sent_until_the_nic_says_and_a_resend_keeps_its_own_time_while_it_waits():
+    """What the NIC hands the host (mrc_wire.pcie.Host): a first copy held has no send time (no
+    timer, no loss detection); a resend held keeps its hand-over time; the completion stamps both
+    with the time they left and the EV they took."""
+    sim = Sim()
+    ep = Endpoint(sim, A, SpyNic())
+    qp = ep.connect(3, 7, B, EvProfile([make_ev(0, 0)], {0: []}))
+    first, resend = Inflight(Segment(0, 1, 0, 1, OP_WRITE_ONLY, 1, None), UNSENT, 0.0), \
+        Inflight(Segment(1, 1, 0, 1, OP_WRITE_ONLY, 1, None), UNSENT, 2.0, retx=1)
     qp.inflight.update({0: first, 1: resend})
-    qp.released(0, math.inf)
-    qp.released(1, math.inf)
+    ep.on_held(3, 0)
+    ep.on_held(3, 1)
     assert (first.sent_at, resend.sent_at) == (math.inf, 2.0)
-    qp.released(0, 3.0)
-    qp.released(1, 3.0)
-    qp.released(5, 3.0)  # acknowledged meanwhile: nothing to tell
-    assert (first.sent_at, resend.sent_at) == (3.0, 3.0)
+    for psn, ev in ((0, 0x11), (1, 0x21), (5, 0x31)):  # PSN 5: acknowledged meanwhile, nothing to tell
+        sim.call_at(3.0, ep.on_sent, 3, psn, ev)
+    sim.run(until=4.0)
+    assert (first.sent_at, resend.sent_at, first.ev, resend.ev) == (3.0, 3.0, 0x11, 0x21)
+    assert qp.ev_tx == {0x11: 1, 0x21: 1}
 
 
 def test_with_every_port_down_data_waits_for_the_next_packet_after_one_is_up():

@@ -21,7 +21,7 @@ def _one(sc, **kw):
 
 
 def _eps(fabs):
-    return [n.endpoint for n in fabs[0].nics if n.endpoint is not None]
+    return [n.host for n in fabs[0].nics if n.host is not None]
 
 
 def test_go_back_n_resends_everything_after_a_loss_and_delivers_once():
@@ -30,8 +30,8 @@ def test_go_back_n_resends_everything_after_a_loss_and_delivers_once():
     fabs = []
     r = _one(sc, hooks=[(0.0, fabs.append)])
     assert exactly_once(r) and r.errors == []
-    rx = fabs[0].nics[4].endpoint.stats
-    tx = fabs[0].nics[0].endpoint.stats
+    rx = fabs[0].nics[4].host.stats
+    tx = fabs[0].nics[0].host.stats
     lost = r.drops["link:random_loss"]
     assert rx.out_of_window > 0 and tx.nacks > 0 and r.retx["timeout"] == 0, r.retx  # NAKs recover, not timeouts
     # Go-back-N: every packet the receiver discarded after a gap is sent again, on top of the lost ones.
@@ -45,7 +45,7 @@ def test_a_message_striped_over_16_qps_completes_when_every_part_arrives():
     fabs = []
     r = _one(sc, hooks=[(0.0, fabs.append)])
     assert exactly_once(r)
-    rx = fabs[0].nics[4].endpoint
+    rx = fabs[0].nics[4].host
     assert len(rx.qps) == 16 and all(q.rx_bytes == 2 * 62_500 for q in rx.qps.values())
     assert rx.stats.delivered == 32
 
@@ -70,7 +70,7 @@ def test_incast_marks_ecn_at_the_last_hop_and_dcqcn_slows_the_senders():
     assert exactly_once(r) and not r.drops
     last_hop = fabs[0].switches[ids.t0(0, 0)].model  # nic-0's T0: its downlink is the incast's bottleneck
     assert last_hop.events["ecn_marked"] > 0
-    senders = [fabs[0].nics[s].endpoint for s in (4, 5, 6, 7)]
+    senders = [fabs[0].nics[s].host for s in (4, 5, 6, 7)]
     assert all(q.cc.cnps > 0 for e in senders for q in e.qps.values() if q.segs is not None and q.ev_tx)
 
 
@@ -91,7 +91,7 @@ def test_routing_reconvergence_moves_a_roce_qp_off_a_dead_spine():
     spines = []
 
     def paths(fab):
-        [qa], [qb] = fab.nics[0].endpoint.qps.values(), fab.nics[4].endpoint.qps.values()
+        [qa], [qb] = fab.nics[0].host.qps.values(), fab.nics[4].host.qps.values()
         spines.extend(ev_spine(prof.slots[0]) for prof in (qa.profile, qb.profile))
 
     r = _one(sc, hooks=[(0.0, paths)])

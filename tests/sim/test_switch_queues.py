@@ -28,7 +28,7 @@ class Port:
 def _node(depth: int) -> tuple[SwitchNode, Port]:
     node = SwitchNode(ids.t0(0, 0), T0, mark_last_hop=False)
     port = Port(depth)
-    node.attach(UPLINKS[0], port)
+    node.attach_port(UPLINKS[0], port)
     return node, port
 
 

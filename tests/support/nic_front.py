@@ -1,94 +1,118 @@
-"""The NIC's receive stage in front of one Endpoint, at the inner-packet
-level (no encapsulation), for the model tests of the endpoint: since the
-receiver moved into the NIC (nic_model/rx_track.py), what the endpoint
-gets is what its NIC lets through, and the SACKs, probe answers and
-window NACKs are the NIC's.
+"""A NIC for the endpoint tests, at the inner-packet level: the reference
+NIC model (nic_model.nic_pipeline) as the endpoint's `mrc_wire.pcie.Nic`,
+its outer header taken off what it sends and put on what it receives.
 
-For the data and probes of the endpoint's QPs it runs
-nic_model.rx_track.on_data / on_probe with an RxTrack and one QpPeer per
-QP (receive indices in connection order, offloaded, `follow` as the QP's
-EV state, `ack_bytes` as given), as NicModel._track does after
-decapsulation; new data goes on to the endpoint, the NIC's answers to
-`reply`. The endpoint's reverse EV writes (its `reverse_sink`) land in
-the registers, which connecting seeds from the QP's reverse set. A SACK
-for the endpoint's own data moves the reverse EV of its plane (`follow`),
-as NicModel.receive does. A trim notice (trimmed DSCP) goes to the
-endpoint untracked: the NIC NACKed the packet, its PSN is not received.
+The endpoint creates its QPs on it and posts packets to it; the model
+picks each data packet's EV (its rotation, or path health for a QP that
+has it), says which (`on_sent`), and hands what it sends to `out` as the
+inner packet (IPv6 / UDP / BTH ...). What the test's fabric brings back
+goes in at `receive` (an inner packet, DSCP and ECN as they arrived):
+the model's receiver tracks the PSNs, drops duplicates, SACKs and answers
+probes (to `out`), and hands the endpoint the rest. A trim notice (a
+trimmed DSCP, as the path fabric writes it into the inner header) goes
+to the endpoint untracked: the NIC NACKed the packet, its PSN is not
+received.
+
+Its tables are those of a NIC with 2,048 rows and 8 planes, so any EV and
+any destination of the NIC prefix can be encapsulated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ipaddress
+from collections.abc import Callable, Mapping, Sequence
 
-from mrc_host.endpoint import Endpoint
-from mrc_wire import packet as W
-from mrc_wire.constants import ACK_BYTES, OP_PROBE, OP_SACK, ev_plane
-from mrc_wire.entries import QpPeer
-from nic_model import rx_track
-from nic_model.rx_track import RxTrack
+from mrc_wire import entries as E
+from mrc_wire.constants import DSCP_DEFAULTS, IPPROTO_IPV6, IPV6_LEN
+from mrc_wire.frame import Frame
+from mrc_wire.pcie import Host, QpCreate
+from nic_model.nic_pipeline import NicModel, Output
+
+BLOCK = 0xFCBBBB00  # fcbb:bb00::/32, the default block
+ROWS = 2048  # every 11-bit row
+ETH = bytes(12) + b"\x86\xdd"
 
 
 class NicFront:
-    def __init__(self, ep: Endpoint, reply: Callable[[bytes], None], ack_bytes: int = ACK_BYTES,
-                 ecn_echo: bool = True):
-        self.ep, self.reply = ep, reply
-        self.ack_bytes, self.ecn_echo = ack_bytes, ecn_echo
-        self.rx = RxTrack()
-        self.peers: dict[int, QpPeer] = {}  # local QP number -> its qp_peer entry
-        self.sacks = self.nacks = self.probe_answers = 0
-        ep.reverse_sink = self.set_reverse
+    def __init__(self, addr: str | bytes, out: Callable[[bytes], None], name: str = "nic",
+                 dscp: Mapping[str, int] | None = None):
+        """`dscp`: the classes the topology gives (over DSCP_DEFAULTS), as the host's."""
+        self.addr = addr if isinstance(addr, bytes) else ipaddress.IPv6Address(addr).packed
+        self.out = out
+        self.model = NicModel(name)
+        d = {**DSCP_DEFAULTS, **(dscp or {})}
+        my_row = int.from_bytes(self.addr[12:14], "big") & 0x7FF
+        self.model.install([E.NicConfig(BLOCK, my_row, int.from_bytes(self.addr, "big"), d["control"], d["trimmed"],
+                                        d["trimmed_lasthop"])])
+        self.model.install([E.DestRow(r, r == my_row) for r in range(ROWS)])
+        self.model.install([E.PlanePort(p, p + 1, 0, 0, 0) for p in range(8)])
+        self.model.connect(self)
 
-    def peer(self, qpn: int) -> QpPeer | None:
-        """The entry of the endpoint's QP `qpn`, made when first needed
-        (at its connection: the endpoint writes its reverse set then)."""
-        e = self.peers.get(qpn)
-        qp = self.ep.qps.get(qpn)
-        if e is None and qp is not None:
-            e = self.peers[qpn] = QpPeer(qpn, qp.peer_qpn, len(self.peers), True, qp.profile.enabled,
-                                         self.ack_bytes)
-            self.rx.start(e.qp_index, qp.start_psn)
-        return e
+    # ---- the endpoint's NIC: mrc_wire.pcie.Nic, by the model ------------------
+    def attach(self, host: Host) -> None:
+        self.model.attach(host)
+
+    def post(self, raw: bytes, pad: int = 0) -> None:
+        self.model.post(raw, pad)
+
+    def create_qp(self, qp: QpCreate) -> None:
+        self.model.create_qp(qp)
+
+    def destroy_qp(self, qpn: int) -> None:
+        self.model.destroy_qp(qpn)
+
+    def write_slots(self, qpn: int, writes: Sequence[tuple[int, int]]) -> None:
+        self.model.write_slots(qpn, writes)
+
+    def set_bad(self, qpn: int, slots: int) -> None:
+        self.model.set_bad(qpn, slots)
 
     def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
-        e = self.peer(qpn)
-        if e is not None:
-            self.rx.set_reverse(e.qp_index, plane, ev)
+        self.model.set_reverse(qpn, plane, ev)
+
+    def set_port_down(self, planes: int) -> None:
+        self.model.set_port_down(planes)
+
+    def skipping(self, qpn: int) -> int:
+        return self.model.skipping(qpn)
+
+    # ---- the wire: inner packets ---------------------------------------------
+    def send(self, o: Output) -> None:
+        """What the model sends to a plane port: its inner packet, to `out`."""
+        if o.wire is not None:
+            self.out(o.wire.inner)
+
+    def receive(self, raw: bytes) -> None:
+        """An inner packet from the fabric (its DSCP and ECN as they arrived
+        travel in the outer header too, as a switch would have set them)."""
+        tc = ((raw[0] & 0xF) << 4) | (raw[1] >> 4)
+        plen = IPV6_LEN + ((raw[4] << 8) | raw[5])
+        self.model.on_wire(Frame(ETH, tc, 0, plen, IPPROTO_IPV6, 64, bytes(16), bytes(16), raw))
+
+    # ---- what the tests read of the NIC's receiver ----------------------------
+    @property
+    def rx(self) -> object:
+        return self.model.rx
+
+    def _index(self, qpn: int) -> int:
+        return self.model.peers[qpn].qp_index
 
     def cum(self, qpn: int) -> int:
         """The QP's cumulative PSN in the registers."""
-        e = self.peer(qpn)
-        assert e is not None
-        return self.rx.cum[e.qp_index]
+        return self.model.rx.cum[self._index(qpn)]
 
     def held(self, qpn: int) -> int:
         """PSNs of the QP held out of order."""
-        e = self.peer(qpn)
-        assert e is not None
-        return self.rx.ooo[e.qp_index]
+        return self.model.rx.ooo[self._index(qpn)]
 
-    def receive(self, raw: bytes) -> None:
-        m = W.parse(raw)
-        if m is None:
-            return
-        e = self.peer(m.dqpn)
-        if e is not None and m.dscp not in self.ep.dscp_trimmed:
-            dscp = self.ep.dscp_control
-            if m.is_data:
-                kind, answer, ev = rx_track.on_data(self.rx, e, m, dscp, self.ecn_echo)
-                if answer is not None:
-                    if W.Mrc(answer).opcode == OP_SACK:
-                        self.sacks += 1
-                    else:
-                        self.nacks += 1
-                    self.reply(rx_track.on_ev(answer, ev))  # on the reverse EV, as NicModel sends it
-                if answer is None or kind == rx_track.NEW:
-                    self.ep.receive(raw)
-                return
-            if m.opcode == OP_PROBE:
-                self.probe_answers += 1
-                self.reply(rx_track.on_probe(self.rx, e, m, dscp)[0])
-                return
-            if m.opcode == OP_SACK and e.follow and not m.probe_response:
-                ev = m.sack()[0]
-                self.rx.set_reverse(e.qp_index, ev_plane(ev), ev)
-        self.ep.receive(raw)
+    @property
+    def sacks(self) -> int:
+        return self.model.other_events["sack"]
+
+    @property
+    def nacks(self) -> int:
+        return self.model.other_events["nack"]
+
+    @property
+    def probe_answers(self) -> int:
+        return self.model.other_events["probe_answer"]

@@ -13,12 +13,14 @@ NIC's SACKs, probe answers and window NACKs travel back over the fabric.
 
 from __future__ import annotations
 
+import ipaddress
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from mrc_host.endpoint import Endpoint
 from mrc_wire import packet as W
-from mrc_wire.constants import ACK_BYTES, DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
+from mrc_wire.constants import DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 
@@ -49,24 +51,24 @@ class PathFabric:
         self.latency = latency
         self.default = default or PathProfile()
         self.paths: dict[int, PathProfile] = {}
-        self.endpoints: dict[bytes, Endpoint] = {}
         self.fronts: dict[bytes, NicFront] = {}
         self.stats = FabricStats()
 
-    def attach(self, ep: Endpoint, ack_bytes: int = ACK_BYTES) -> NicFront:
-        """`ep` on the fabric behind its NIC's receive stage, which SACKs
-        every `ack_bytes` of payload (attach before connecting its QPs)."""
-        self.endpoints[ep.addr_bytes] = ep
-        front = self.fronts[ep.addr_bytes] = NicFront(ep, lambda raw: self.send(ep, raw), ack_bytes)
+    def nic(self, addr: str | bytes, out: Callable[[bytes], None] | None = None,
+            dscp: Mapping[str, int] | None = None) -> NicFront:
+        """A NIC of the fabric at `addr`, for an endpoint to be built on;
+        what it sends goes to `out` (a test's tap, which calls `send` for
+        what it lets through) or straight onto the fabric. `dscp`: its
+        classes, as its host's."""
+        a = addr if isinstance(addr, bytes) else ipaddress.IPv6Address(addr).packed
+        front = self.fronts[a] = NicFront(a, out or (lambda raw: self.send(a, raw)), dscp=dscp)
         return front
 
     def front(self, ep: Endpoint) -> NicFront:
         return self.fronts[ep.addr_bytes]
 
-    def sender(self, ep: Endpoint):
-        return lambda raw: self.send(ep, raw)
-
-    def send(self, src: Endpoint, raw: bytes) -> None:
+    def send(self, src: bytes, raw: bytes) -> None:
+        """An inner packet the NIC at `src` sent."""
         pkt = W.parse(raw)
         if pkt is None:
             return
@@ -79,13 +81,13 @@ class PathFabric:
         if prof.broken or self.rng.random() < prof.loss:
             self.stats.lost += 1
             return
-        dst = self.endpoints.get(pkt.dst)
-        front = self.fronts.get(pkt.dst)
-        if dst is None or front is None:
+        front, back = self.fronts.get(pkt.dst), self.fronts.get(src)
+        if front is None or back is None:
             return
         if is_data and self.rng.random() < prof.trim:
             self.stats.trimmed += 1
-            self.sim.at(self.latency, lambda: src.receive(self._nack(dst, pkt, prof.lasthop)))
+            nack = self._nack(front, pkt, prof.lasthop)
+            self.sim.at(self.latency, lambda: back.receive(nack))
             return
         if is_data and pkt.ecn and self.rng.random() < prof.ecn:
             raw = raw[:1] + bytes([raw[1] | ECN_CE << 4]) + raw[2:]
@@ -94,8 +96,8 @@ class PathFabric:
         self.sim.at(self.latency, lambda: front.receive(raw))
 
     @staticmethod
-    def _nack(receiver: Endpoint, pkt: W.Mrc, lasthop: bool) -> bytes:
+    def _nack(receiver: NicFront, pkt: W.Mrc, lasthop: bool) -> bytes:
         """The NACK the receiving NIC sends for a trimmed data packet."""
-        qp = receiver.qps[pkt.dqpn]
+        peer = receiver.model.peers[pkt.dqpn].peer_qpn
         reason = NACK_TRIMMED_LASTHOP if lasthop else NACK_TRIMMED
-        return W.nack_for(pkt.raw, qp.peer_qpn, reason, DSCP_DEFAULTS["control"])
+        return W.nack_for(pkt.raw, peer, reason, DSCP_DEFAULTS["control"])
