@@ -5,6 +5,7 @@
     mrcctl install TOPO [--device NAME ...] [--batch-size N] [TLS] [--election-id N]
     mrcctl verify TOPO [--device NAME ...] [TLS] [--election-id N]
     mrcctl diff TOPO [--device NAME ...] [TLS] [--election-id N]
+    mrcctl qp|ev|port|device ...        QPs and EVs on running NICs (control_plane/nic_cmds.py)
 
 install/verify/diff act on the devices TOPO's `devices` lists, all at
 once: a switch gets its planned tables (ports through its port_map), a NIC
@@ -39,7 +40,7 @@ from typing import Any
 
 import finsy as fy
 
-from control_plane import installer, nic_plan, pipelines, tls, topology
+from control_plane import installer, nic_cmds, nic_plan, pipelines, tls, topology
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.config import ConfigError, printable, short
@@ -269,6 +270,7 @@ def parser() -> argparse.ArgumentParser:
                    description="Read each device's tables; exit 1 if any differs from the plan.")
     sub.add_parser("diff", parents=[topo, remote], help="list every entry that differs from the plan",
                    description="Read each device's tables and list each entry to insert (+), modify (~) or delete (-).")
+    nic_cmds.add(sub)
     return ap
 
 
@@ -286,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
+    if args.command in nic_cmds.COMMANDS:
+        return nic_cmds.run(args)
     # finsy logs a failed session with its traceback; the device's error line says it in one line
     logging.getLogger("finsy").setLevel(logging.CRITICAL + 1)
     logging.basicConfig(format="%(levelname)s: %(message)s")  # the plaintext warning, on one line

@@ -89,13 +89,6 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
                  egress=pfc.PfcEgress if t.pfc else Egress, progress=progress, ecn_echo=tr.nic_echoes_ce)
     pfc_net = pfc.PfcNet(fab, t.pfc) if t.pfc else None
     qps.install(fab, plan.nics, progress)
-    for i, pair in enumerate(links.values()):  # the first QP of the first TRACED pairs logs its EVs' changes
-        for k, q in enumerate(pair):
-            if i < TRACED and k == 0:
-                q.prof_a.trace(lambda: sim.now)
-            else:
-                q.prof_a.untraced()
-            q.prof_b.untraced()
     rtt = fab.base_rtt(ecfg.mtu)
     drv = wiring.driver(plan, lambda: sim.now)
     nic_gbps = fab.cfg.nic_gbps * topo.planes
@@ -114,6 +107,13 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
         for n, host in hosts.items():
             pfc_net.attach(fab.nics[n], host)
     wiring.connect(plan, t.cc, nic_gbps, rtt)
+    for i, pair in enumerate(links.values()):  # the first QP of the first TRACED pairs logs its EVs' changes
+        for k, q in enumerate(pair):
+            if i < TRACED and k == 0:
+                q.prof_a.trace(lambda: sim.now)
+            else:
+                q.prof_a.untraced()
+            q.prof_b.untraced()
     reconv = wiring.reconverger(plan, fab, sim)
     on_fault = reconv.fault if reconv else (lambda: None)
     target = faults.TimedTarget(fab, links)

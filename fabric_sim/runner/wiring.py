@@ -18,7 +18,12 @@ from fabric_sim.scenario.message import Message
 from fabric_sim.transports import kinds, qps
 from fabric_sim.transports import transport as tp
 from fabric_sim.transports.qps import QpLink
+from mrc_host import verbs
+from mrc_host.ctl import MrcCtl
+from mrc_host.endpoint import Endpoint
+from mrc_host.ev import EvProfile
 from mrc_host.host import Host
+from mrc_host.ocp import CcProfileAttr
 
 
 @dataclass
@@ -36,6 +41,7 @@ class RunPlan:
     links: dict[tuple[int, int], list[QpLink]]
     nics: list[int]
     hosts: dict[int, Host] = field(default_factory=dict)  # NIC -> its endpoint (endpoints())
+    apis: dict[int, verbs.MrcContext] = field(default_factory=dict)  # NIC -> its host's MRC API (MRC transports)
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -63,17 +69,35 @@ def endpoints(plan: RunPlan, site: Callable[[int], tp.Site]) -> dict[int, Host]:
 
 
 def connect(plan: RunPlan, cc: cc_profile.CcProfile, nic_gbps: float, rtt: float) -> None:
-    """Both ends of every QP, each with a window of profile `cc`: each end
-    creates its QP on its NIC (the one QP set-up path)."""
+    """Both ends of every QP, each with a window of profile `cc`. An MRC
+    QP is opened through its host's MRC API (mrc_host/verbs.py: its EV
+    profile and CC profile made by the controller's calls, then RESET ->
+    INIT -> RTR -> RTS, which creates it on the NIC): the one QP set-up
+    path. The plan's profiles are what the QPs run from then on."""
     flows = Counter(a for a, _ in plan.links)
-    mtu, topo = plan.sc.endpoint.mtu, plan.topo
+    mtu = plan.sc.endpoint.mtu
     for (a, b), pair in plan.links.items():
-        ea, eb = plan.hosts[a], plan.hosts[b]
+        p = cc_profile.attr(cc, nic_gbps, mtu, rtt, flows[a] * plan.qps_per_pair)
+        pid = flows[a] * plan.qps_per_pair + 1  # one CC profile per window a NIC's QPs start at
         for q in pair:
-            ea.connect(q.qpn_a, q.qpn_b, A.nic_address(topo, b).packed, q.prof_a,
-                       cc=cc_profile.build(cc, nic_gbps, mtu, rtt, flows[a] * plan.qps_per_pair))
-            eb.connect(q.qpn_b, q.qpn_a, A.nic_address(topo, a).packed, q.prof_b,
-                       cc=cc_profile.build(cc, nic_gbps, mtu, rtt, flows[a] * plan.qps_per_pair))
+            q.prof_a = _open(plan, a, q.qpn_a, b, q.qpn_b, q.prof_a, p, pid, nic_gbps)
+            q.prof_b = _open(plan, b, q.qpn_b, a, q.qpn_a, q.prof_b, p, pid, nic_gbps)
+
+
+def _open(plan: RunPlan, n: int, qpn: int, peer: int, peer_qpn: int, prof: EvProfile, cc: CcProfileAttr, pid: int,
+          nic_gbps: float) -> EvProfile:
+    """QP `qpn` of NIC `n` to QP `peer_qpn` of NIC `peer`: the profile it runs."""
+    host, dgid = plan.hosts[n], A.nic_address(plan.topo, peer).packed
+    if not plan.tr.verbs:  # RoCE's RC QPs: the host's own connect
+        return host.connect(qpn, peer_qpn, dgid, prof,
+                            cc=verbs.congestion_control(cc, nic_gbps, plan.sc.endpoint.mtu)).profile
+    assert isinstance(host, Endpoint), "an MRC transport's hosts are MRC endpoints"
+    api = plan.apis.get(n)
+    if api is None:
+        api = plan.apis[n] = verbs.MrcContext(host, MrcCtl(host, plan.topo.planes), nic_gbps)
+    qp = verbs.open_qp(api, qpn, peer_qpn, dgid, prof, verbs.cc_profile(api.ctl, pid, cc))
+    assert qp.running is not None  # at RTS
+    return qp.running.profile
 
 
 def driver(plan: RunPlan, now: Callable[[], float]) -> Driver:

@@ -15,7 +15,9 @@ from pydantic import Field, StrictBool, ValidationInfo, field_validator
 from control_plane.config import Int, Model, Num
 from fabric_sim.scenario.kinds import facts
 from mrc_host.cc import Aimd, CongestionControl
-from mrc_host.nscc import Nscc, NsccConfig, defaults
+from mrc_host.nscc import NsccConfig, defaults
+from mrc_host.ocp import CcProfileAttr
+from mrc_host.verbs import congestion_control
 
 NSCC: Final = "uet-1.0-nscc"
 AIMD: Final = "aimd"
@@ -79,14 +81,20 @@ def nscc_config(p: CcProfile, base_rtt: float, line_gbps: float, mtu: int) -> Ns
     return NsccConfig(**{**d, **given})
 
 
-def build(p: CcProfile, line_gbps: float, mtu: int, base_rtt: float, flows_per_nic: int) -> CongestionControl:
-    """One QP's window: a bandwidth-delay product of the NIC shared by the
-    NIC's flows to start with (so the NIC's first flight is one BDP,
-    however many QPs it has); NSCC may grow it to max_cwnd, AIMD to twice
-    its start."""
+def attr(p: CcProfile, line_gbps: float, mtu: int, base_rtt: float, flows_per_nic: int) -> CcProfileAttr:
+    """The OCP CC profile of a QP (mrc_ctl.h's mrc_ctl_cc_profile_attr): its
+    window starts at a bandwidth-delay product of the NIC shared by the
+    NIC's flows (so the NIC's first flight is one BDP, however many QPs it
+    has); NSCC may grow it to max_cwnd, AIMD to twice its start."""
     bdp = line_gbps * 1e3 * base_rtt / 8  # bytes
     share = max(2 * mtu, bdp / max(1, flows_per_nic))
     if p.profile == AIMD:
         w = share / mtu
-        return Aimd(cwnd=w, max_cwnd=max(4.0, 2 * w), target_delay=2 * base_rtt)
-    return Nscc(nscc_config(p, base_rtt, line_gbps, mtu), line_gbps, mtu, cwnd=share)
+        return CcProfileAttr(algorithm=AIMD, cc_config=Aimd(cwnd=w, max_cwnd=max(4.0, 2 * w),
+                                                            target_delay=2 * base_rtt))
+    return CcProfileAttr(algorithm=NSCC, cc_config=nscc_config(p, base_rtt, line_gbps, mtu), initial_window=share)
+
+
+def build(p: CcProfile, line_gbps: float, mtu: int, base_rtt: float, flows_per_nic: int) -> CongestionControl:
+    """One QP's congestion control of profile `p` (attr), as the host's API makes it."""
+    return congestion_control(attr(p, line_gbps, mtu, base_rtt, flows_per_nic), line_gbps, mtu)

@@ -31,6 +31,7 @@ class Mrc:
     plots_ev_states = True
     bmv2_refusal = None
     offloads_receiver = True
+    verbs = True
 
     @property
     def nic_echoes_ce(self) -> bool:
@@ -59,6 +60,7 @@ class SinglePath:
     plots_ev_states = False
     bmv2_refusal = None
     offloads_receiver = True
+    verbs = True
     nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
@@ -90,6 +92,7 @@ class Roce:
     # BMv2's switches neither pause (PFC) nor mark ECN at the last hop (DCQCN).
     bmv2_refusal = "the RoCE baseline runs on the timed fabric only"
     offloads_receiver = False  # RC's go-back-N receiver is its host's (roce.py)
+    verbs = False  # RC QPs: the RoCE host's own connect
     nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:

@@ -72,6 +72,9 @@ class Transport(Protocol):
     def offloads_receiver(self) -> bool: ...  # the NIC tracks its PSNs and SACKs (MRC's); else its host does
 
     @property
+    def verbs(self) -> bool: ...  # its QPs are MRC's, opened through the host's MRC API (mrc_host/verbs.py)
+
+    @property
     def nic_echoes_ce(self) -> bool: ...  # the NIC's SACKs echo CE (False: the ecn_echo ablation)
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:

@@ -10,7 +10,6 @@ import pytest
 
 from control_plane import addressing as A
 from control_plane.counters import read_total
-from fabric_sim.runner.on_bmv2 import Bmv2Fabric
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile, EvState
 from mrc_host.settings import HostConfig
@@ -18,6 +17,7 @@ from ptf_tests.conftest import bmv2_skip_reason
 from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import addr
 from sim_core.realtime import RealClock
+from testbed.bmv2_fabric import Bmv2Fabric
 from tests.support.app import Recorder
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
