@@ -94,11 +94,20 @@ def _main(argv: list[str] | None) -> int:
     topo = sc.topology
     print(f"scenario {sc.name} ({printable(str(args.scenario))}): {topo.nics} NICs, {topo.switches} switches "
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
-          f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
+          f"{_workload(sc.workload)}, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
     if sc.meta.get("sweep"):
         return _sweep(args, variants, tasks, opts, out)
     return _single(args, sc, tasks, opts, out)
+
+
+def _workload(w: scenario.Workload) -> str:
+    """The workload in a few words."""
+    if w.trace is None:
+        return f"{w.pattern} of {w.size:,} B"
+    nodes = sum(len(ops) for ops in w.trace.ranks)
+    return (f"Chakra trace {w.trace.folder} ({len(w.trace.ranks)} ranks, {nodes:,} nodes) x {w.iterations} "
+            f"iteration{'s' * (w.iterations > 1)}")
 
 
 def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tuple[dict[str, Any], scenario.Scenario]],

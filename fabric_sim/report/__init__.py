@@ -76,6 +76,8 @@ def collective(r: RunResult) -> dict[str, Any] | None:
     """A collective's algbw and busbw as nccl-tests reports them (None for
     other patterns)."""
     w = r.scenario.workload
+    if w.message_bytes is None:  # a trace's collectives are reported one by one (report/steps.py)
+        return None
     return collectives.bandwidth(w.pattern, w.message_bytes, w.messages, r.messages)
 
 

@@ -179,8 +179,10 @@ def _stuck(t: Trace, found: list[Meeting]) -> list[str]:
     """Ranks that wait on each other: a cycle once each meeting's nodes are
     one (each waits on what any of them waits on)."""
     one: dict[tuple[int, int], tuple[int, int]] = {}  # (rank, node) -> the (rank, node) standing for its meeting
+    names = {(r, op.id): f"rank {r} node {op.id} ({op.name})" for r, ops in enumerate(t.ranks) for op in ops}
     for m in found:
         head = (m.ranks[0], m.ops[0].id)
+        names[head] = m.label
         for r, op in zip(m.ranks, m.ops, strict=True):
             one[(r, op.id)] = head
     deps: dict[tuple[int, int], set[tuple[int, int]]] = defaultdict(set)
@@ -191,6 +193,5 @@ def _stuck(t: Trace, found: list[Meeting]) -> list[str]:
     cycle = _cycle({k: tuple(v) for k, v in deps.items()})
     if not cycle:
         return []
-    names = {(r, op.id): op.name for r, ops in enumerate(t.ranks) for op in ops}
-    path = " -> ".join(f"rank {r} node {i} ({names[(r, i)]})" for r, i in cycle)
+    path = " -> ".join(names[k] for k in cycle)
     return [f"the ranks would wait on each other forever (a cycle through collectives and messages): {path}"]
