@@ -21,7 +21,7 @@ from typing import Any
 from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
-from fabric_sim.report import outdir, plots, sweep_live, sweep_out
+from fabric_sim.report import outdir, plots, steps, sweep_live, sweep_out
 from fabric_sim.runner import footprint, outcome, parallel, run_cache
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.message import Message
@@ -214,6 +214,8 @@ def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[paralle
         return 1
     print()
     print(report.table(results))
+    if any(r.steps is not None for r in results):  # a trace: its iterations, the transports side by side
+        print("\n" + steps.table(results))
     for r in results:
         for e in r.errors[:5]:
             print(f"error: {r.transport.name}: {e}")
@@ -222,6 +224,7 @@ def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[paralle
     report.write(results, out, failed)
     made = [] if args.no_plots else plots.all_figures(results, out)
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
+          + (", steps.csv, collectives.csv" if any(r.steps is not None for r in results) else "")
           + (", " + ", ".join(p.name for p in made) if made else ""))
     bad = outcome.failures(results, failed)
     for line in bad:
