@@ -7,7 +7,8 @@ SHELL_VENV := .venv-shell
 GRPC   ?= 127.0.0.1:50001
 SCENARIO ?=
 # The simulator's runs (make run, paper, bench) use the hot path compiled
-# with mypyc (setup.py: the same source) where a C compiler is found;
+# with mypyc (setup.py: the same source) where a C compiler is found (mypyc type-checks what
+# the hot path imports: the stubs of PyYAML and protobuf, the Chakra reader's, come with mypy);
 # COMPILE=0 runs it interpreted from .venv. A compiled build that fails
 # says so in one line and runs interpreted (.venv-fast/compile.log says why).
 FAST   := .venv-fast
@@ -45,6 +46,7 @@ $(FAST)/.installed: $(SOURCES)
 	$(call q,$(PYTHON)) -m venv $(call q,$(FAST))
 	@echo "building the compiled simulator in $(FAST) (a minute or two; pip's output in $(FAST)/install.log)"
 	$(call q,$(FAST)/bin/python) -m pip install --quiet --upgrade pip setuptools 'mypy>=2.4,<3' types-PyYAML \
+	  'types-protobuf>=6.30,<7' \
 	  > $(call q,$(FAST)/install.log) 2>&1
 	$(call q,$(FAST)/bin/python) -m pip install --quiet . >> $(call q,$(FAST)/install.log) 2>&1
 	if MRC_COMPILE=1 $(call q,$(FAST)/bin/python) -m pip install --quiet --no-build-isolation --no-deps \

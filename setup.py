@@ -20,7 +20,7 @@ DATA = {  # folder -> files of it shipped (same relative paths under control_pla
     "bmv2_configs/build": "*",
     "bmv2_configs/topologies": "*.yaml",
     "tofino_configs": "*",
-    "scenarios": "**/*.yaml",
+    "scenarios": "**/*",  # the scenario files and the Chakra traces they run (scenarios/chakra/traces/)
 }
 
 

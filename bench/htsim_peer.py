@@ -74,7 +74,7 @@ def job(nics: int) -> Job:
     sc = scenario.parse(timing.size_scenario(nics), f"scale-{nics}", Path.cwd())
     topo = sc.topology
     msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
-    return Job(nics=topo.nics, pairs=tuple((m.src, m.dst) for m in msgs), message_bytes=sc.workload.message_bytes,
+    return Job(nics=topo.nics, pairs=tuple((m.src, m.dst) for m in msgs), message_bytes=sc.workload.size,
                planes=topo.planes, t0s=topo.t0_per_plane, hosts_per_t0=topo.hosts_per_t0,
                spines=topo.t1_per_plane, nic_gbps=sc.links.nic_gbps, fabric_gbps=sc.links.fabric_gbps,
                prop_us=sc.links.prop_us, mtu=sc.endpoint.mtu, ecn_packets=topo.congestion.ecn_threshold,

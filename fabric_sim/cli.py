@@ -21,7 +21,7 @@ from typing import Any
 from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
-from fabric_sim.report import outdir, plots, sweep_live, sweep_out
+from fabric_sim.report import outdir, plots, steps, sweep_live, sweep_out
 from fabric_sim.runner import footprint, outcome, parallel, run_cache
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.message import Message
@@ -94,11 +94,20 @@ def _main(argv: list[str] | None) -> int:
     topo = sc.topology
     print(f"scenario {sc.name} ({printable(str(args.scenario))}): {topo.nics} NICs, {topo.switches} switches "
           f"({topo.planes} planes x {topo.t0_per_plane} T0 + {topo.t1_per_plane} T1), "
-          f"{sc.workload.pattern} of {sc.workload.message_bytes:,} B, {len(sc.events)} timed events, "
+          f"{_workload(sc.workload)}, {len(sc.events)} timed events, "
           f"transports: {', '.join(t.name for t in chosen)}", flush=True)
     if sc.meta.get("sweep"):
         return _sweep(args, variants, tasks, opts, out)
     return _single(args, sc, tasks, opts, out)
+
+
+def _workload(w: scenario.Workload) -> str:
+    """The workload in a few words."""
+    if w.trace is None:
+        return f"{w.pattern} of {w.size:,} B"
+    nodes = sum(len(ops) for ops in w.trace.ranks)
+    return (f"Chakra trace {w.trace.folder} ({len(w.trace.ranks)} ranks, {nodes:,} nodes) x {w.iterations} "
+            f"iteration{'s' * (w.iterations > 1)}")
 
 
 def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tuple[dict[str, Any], scenario.Scenario]],
@@ -205,6 +214,8 @@ def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[paralle
         return 1
     print()
     print(report.table(results))
+    if any(r.steps is not None for r in results):  # a trace: its iterations, the transports side by side
+        print("\n" + steps.table(results))
     for r in results:
         for e in r.errors[:5]:
             print(f"error: {r.transport.name}: {e}")
@@ -213,6 +224,7 @@ def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[paralle
     report.write(results, out, failed)
     made = [] if args.no_plots else plots.all_figures(results, out)
     print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
+          + (", steps.csv, collectives.csv" if any(r.steps is not None for r in results) else "")
           + (", " + ", ".join(p.name for p in made) if made else ""))
     bad = outcome.failures(results, failed)
     for line in bad:

@@ -149,7 +149,7 @@ def nccl_size(r: RunResult) -> int:
     """The collective's size as nccl-tests names it: an all-to-all's is each
     rank's whole buffer (its per-pair message times the ranks)."""
     w = r.scenario.workload
-    return collectives.nccl_size(w.pattern, w.message_bytes, len({m.src for m in r.messages}))
+    return collectives.nccl_size(w.pattern, w.size, len({m.src for m in r.messages}))
 
 
 Table = dict[str, dict[float, dict[int, float]]]  # transport -> loss -> NCCL size -> bus bandwidth (Gb/s)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fabric_sim.net import pfc
+from fabric_sim.report import steps
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario import collectives
 
@@ -76,6 +77,8 @@ def collective(r: RunResult) -> dict[str, Any] | None:
     """A collective's algbw and busbw as nccl-tests reports them (None for
     other patterns)."""
     w = r.scenario.workload
+    if w.message_bytes is None:  # a trace's collectives are reported one by one (report/steps.py)
+        return None
     return collectives.bandwidth(w.pattern, w.message_bytes, w.messages, r.messages)
 
 
@@ -95,6 +98,7 @@ def summary(r: RunResult) -> dict[str, Any]:
         "nic_gbps": r.nic_gbps,
         "goodput_gbps": sum(m.size for m in done) * 8 / (span * 1e3) if span else 0.0,
         "collective": collective(r),
+        **({"chakra": steps.summary(r)} if r.steps is not None else {}),
         "phases": phases(r),
         "retransmissions": r.retx,
         "drops": dict(sorted(r.drops.items())),
@@ -156,6 +160,7 @@ def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = N
                 done = m.done_at >= 0
                 w.writerow([r.transport.name, m.id, m.src, m.dst, m.size, f"{m.posted_at:.3f}",
                             f"{m.done_at:.3f}" if done else "", f"{m.done_at - m.posted_at:.3f}" if done else ""])
+    steps.write(results, out)  # a trace's runs: steps.csv, collectives.csv
     with open(out / "timeline.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         planes = sorted({p for r in results for p in r.timeline.planes})  # transports may differ in planes

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from fabric_sim.report import fcts, ideal_fct
+from fabric_sim.report import fcts, ideal_fct, steps
 from fabric_sim.report.pfc_plot import paused
 from fabric_sim.runner.run import RunResult
 from fabric_sim.transports import kinds
@@ -160,11 +160,48 @@ def retx_drops(results: list[RunResult], path: Path) -> None:
     plt.close(fig)
 
 
+def timeline(results: list[RunResult], path: Path) -> None:
+    """A trace's walk per rank (report/steps.py): compute bars over
+    communication bars, each iteration's end a thin line, the timed events
+    marked; one panel per transport, on one time axis. Nothing is drawn
+    for runs without a trace."""
+    runs = [r for r in results if r.steps is not None]
+    if not runs:
+        return
+    ranks = max(r.steps.ranks for r in runs if r.steps is not None)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(9, 1.2 + 0.42 * ranks * len(runs)), sharex=True, squeeze=False)
+    for ax, r in zip(axes[:, 0], runs, strict=True):
+        assert r.steps is not None
+        for kind, y, color in (("compute", 0.05, "tab:blue"), ("comm", 0.45, "tab:orange")):
+            for rank in range(r.steps.ranks):
+                bars = [(s.start, s.end - s.start) for s in r.steps.spans if s.rank == rank and s.end >= 0 and
+                        (s.kind in steps.COMPUTING if kind == "compute" else s.kind in steps.COMMUNICATING)]
+                ax.broken_barh(bars, (rank + y, 0.4), facecolors=color, edgecolors="none",
+                               label=kind if rank == 0 else None)
+        for x in steps.per_rank(r.steps, r.scenario.workload.start_us):
+            ax.plot([x["start_us"] + x["step_us"]] * 2, [x["rank"], x["rank"] + 0.9], color="k", lw=0.8)
+        _events(ax, r)
+        ax.set_yticks([k + 0.45 for k in range(r.steps.ranks)], [f"rank {k}" for k in range(r.steps.ranks)],
+                      fontsize=7)
+        ax.set_ylim(-0.1, r.steps.ranks)
+        ax.invert_yaxis()
+        ax.grid(alpha=0.3, axis="x")
+        its = steps.per_iteration(steps.per_rank(r.steps, r.scenario.workload.start_us), r.steps.ranks)
+        took = ", ".join(f"{x['time_us']:,.0f}" for x in its) or "none finished"
+        ax.set_title(f"{r.transport.name}: iterations of {took} µs (black: each rank's iteration ends)", fontsize=9)
+    axes[0, 0].legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False)
+    axes[-1, 0].set_xlabel("time (µs)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def all_figures(results: list[RunResult], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     made = []
     for name, fn in (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
-                     ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused)):
+                     ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused),
+                     ("timeline", timeline)):
         p = out / f"{name}.png"
         fn(results, p)
         if p.exists():

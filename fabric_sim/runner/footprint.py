@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from control_plane.topology import Topology
 from fabric_sim.scenario import Scenario, Transport, Workload, collectives
+from fabric_sim.scenario.chakra.checks import Meeting, meetings
+from fabric_sim.scenario.chakra.trace import Coll, Kind
+from fabric_sim.scenario.chakra.walker import links
+from fabric_sim.scenario.chakra.walker import pairs as trace_pairs
 from fabric_sim.scenario.fields import ScenarioError
 
 # Bytes of Python heap, measured by bench/footprint.py (Python 3.11,
@@ -31,19 +35,25 @@ RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.02 at 512 NI
 # program entry (measured 395-413), and few are posted at once.
 PER_MESSAGE = 680
 PER_RELEASED = 420
+# A trace's node in one iteration on one rank: its span in the walk's log and its place in the walk (tracemalloc,
+# Python 3.11: 247 B at 2 ranks x 2,000 and x 8,000 nodes, 2 iterations; tests/sim/test_chakra_walk.py holds it
+# within 25%). The trace itself was read when the scenario was parsed: it is in memory before the estimate.
+PER_NODE = 250
 
 
-def counts(topo: Topology, qps: int, msgs: int = 0) -> dict[str, int]:
-    """NICs, switches, cables and QPs of the fabric, and the workload's messages."""
+def counts(topo: Topology, qps: int, msgs: int = 0, nodes: int = 0) -> dict[str, int]:
+    """NICs, switches, cables and QPs of the fabric, and the workload's messages (and a trace's nodes)."""
     cables = topo.planes * (topo.t0_per_plane * topo.t1_per_plane + topo.nics)
-    return {"nics": topo.nics, "switches": topo.switches, "cables": cables, "qps": qps, "messages": msgs}
+    return {"nics": topo.nics, "switches": topo.switches, "cables": cables, "qps": qps, "messages": msgs,
+            **({"nodes": nodes} if nodes else {})}
 
 
-def estimate(topo: Topology, qps: int, msgs: int = 0, per_message: int = PER_MESSAGE) -> int:
-    """Bytes the fabric, `qps` QPs (connections, both ends) and `msgs` messages will take."""
+def estimate(topo: Topology, qps: int, msgs: int = 0, per_message: int = PER_MESSAGE, nodes: int = 0) -> int:
+    """Bytes the fabric, `qps` QPs (connections, both ends), `msgs` messages
+    and `nodes` trace nodes walked (every rank's, every iteration) will take."""
     c = counts(topo, qps)
     heap = BASE + PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
-    return int((heap + per_message * msgs) * RSS_PER_HEAP)
+    return int((heap + per_message * msgs + PER_NODE * nodes) * RSS_PER_HEAP)
 
 
 def available() -> int | None:
@@ -68,17 +78,18 @@ def _meminfo(key: str) -> int | None:
 
 
 def too_big(topo: Topology, qps: int, free: int | None = None, msgs: int = 0,
-            per_message: int = PER_MESSAGE) -> str | None:
+            per_message: int = PER_MESSAGE, nodes: int = 0) -> str | None:
     """Why the run would not fit in `free` bytes (the machine's free
     memory by default), or None if it fits or nothing is known."""
     free = available() if free is None else free
-    need = estimate(topo, qps, msgs, per_message)
+    need = estimate(topo, qps, msgs, per_message, nodes)
     if free is None or need <= free:
         return None
-    c = counts(topo, qps, msgs)
+    c = counts(topo, qps, msgs, nodes)
     of = total()
+    walked = f", {nodes:,} trace nodes walked" if nodes else ""
     return (f"the run would need about {size(need)} ({c['nics']:,} NICs, {c['switches']:,} switches, "
-            f"{c['cables']:,} cables, {c['qps']:,} QPs, {c['messages']:,} messages) and this machine has "
+            f"{c['cables']:,} cables, {c['qps']:,} QPs, {c['messages']:,} messages{walked}) and this machine has "
             f"{size(free)} free{f' of {size(of)}' if of else ''}: a smaller topology, fewer QPs per pair, or "
             "fewer messages (fewer per pair, larger chunk_bytes)")
 
@@ -90,6 +101,8 @@ def size(n: int) -> str:
 def pairs(w: Workload, nics: int) -> int:
     """How many (sender, receiver) pairs the workload has, without building it."""
     h = min(w.hosts or nics, nics)
+    if w.trace is not None:
+        return len(trace_pairs(w.trace))
     if w.pattern == "all_to_all":
         return h * (h - 1)
     if w.pattern == "incast":
@@ -103,7 +116,9 @@ def pairs(w: Workload, nics: int) -> int:
 def messages(w: Workload, nics: int) -> int:
     """How many messages the workload makes, without building it (what
     workload.build would return; collectives.py's chunking, counted)."""
-    h, size, reps = min(w.hosts or nics, nics), int(w.message_bytes), int(w.messages)
+    if w.trace is not None:
+        return w.iterations * sum(_meeting_messages(m, w.chunk_bytes) for m in meetings(w.trace)[0])
+    h, size, reps = min(w.hosts or nics, nics), w.size, int(w.messages)
     if w.pattern == "flows":
         return sum(int(f.messages) for f in w.flows)
     if w.pattern == "ring_allreduce":
@@ -112,6 +127,20 @@ def messages(w: Workload, nics: int) -> int:
         chunks = -(-size // int(w.chunk_bytes or collectives.P2P_CHUNK))
         return pairs(w, nics) * reps * chunks
     return pairs(w, nics) * reps
+
+
+def _meeting_messages(m: Meeting, chunk_bytes: int | None) -> int:
+    """walker.build's message count for a meeting (its rule; a test holds them equal)."""
+    n, size = len(m.ranks), m.ops[0].size
+    coll = m.ops[0].coll if m.ops[0].kind is Kind.COLL else None
+    if n < 2:
+        return 0
+    if coll in (None, Coll.ALL_TO_ALL, Coll.BROADCAST):
+        part = max(1, size // n) if coll is Coll.ALL_TO_ALL else size
+        chunk = chunk_bytes or (collectives.BROADCAST_CHUNK if coll is Coll.BROADCAST else collectives.P2P_CHUNK)
+        return len(links(m)) * -(-part // chunk)
+    whole = _ring_messages(size * n if coll is Coll.ALL_GATHER else size, 1, n, chunk_bytes or collectives.RING_CHUNK)
+    return whole if coll is Coll.ALL_REDUCE else whole // 2  # half the steps, each step alike
 
 
 def _ring_messages(size: int, reps: int, n: int, chunk: int) -> int:
@@ -136,7 +165,9 @@ def _slice_count(nelem: int, chunk: int) -> int:
 
 def offered_bytes(w: Workload, nics: int) -> int:
     """The bytes the workload offers (the sum of its messages' sizes), without building it."""
-    h, size, reps = min(w.hosts or nics, nics), int(w.message_bytes), int(w.messages)
+    if w.trace is not None:
+        return w.iterations * sum(_meeting_bytes(m) for m in meetings(w.trace)[0])
+    h, size, reps = min(w.hosts or nics, nics), w.size, int(w.messages)
     if w.pattern == "flows":
         return sum(int(f.messages) * int(f.size) for f in w.flows)
     if w.pattern == "ring_allreduce":
@@ -144,12 +175,28 @@ def offered_bytes(w: Workload, nics: int) -> int:
     return pairs(w, nics) * reps * size
 
 
+def _meeting_bytes(m: Meeting) -> int:
+    """About the bytes a meeting's messages carry (walker.build's; a ring's chunks rounded): what
+    the parallel runner's estimate of time left weighs a run by."""
+    n, size = len(m.ranks), m.ops[0].size
+    coll = m.ops[0].coll if m.ops[0].kind is Kind.COLL else None
+    if n < 2:
+        return 0
+    per_step: dict[Coll | None, tuple[int, int]] = {  # bytes on each link per step, steps
+        None: (size, 1), Coll.ALL_TO_ALL: (max(1, size // n), 1), Coll.BROADCAST: (size, 1),
+        Coll.ALL_GATHER: (size, n - 1), Coll.ALL_REDUCE: (size // n, 2 * (n - 1)),
+        Coll.REDUCE_SCATTER: (size // n, n - 1)}
+    each, steps = per_step[coll]
+    return len(links(m)) * each * steps
+
+
 def check(sc: Scenario, t: Transport) -> None:
     """Refuse, before anything is built, a run that would not fit in memory."""
     topo = t.topology or sc.topology
     w = sc.workload
-    per = PER_RELEASED if w.pattern in collectives.PATTERNS else PER_MESSAGE
+    per = PER_RELEASED if w.pattern in collectives.PATTERNS or w.trace is not None else PER_MESSAGE
+    nodes = w.iterations * sum(len(ops) for ops in w.trace.ranks) if w.trace is not None else 0
     why = too_big(topo, pairs(w, topo.nics) * (t.qps_per_pair or w.qps_per_pair), msgs=messages(w, topo.nics),
-                  per_message=per)
+                  per_message=per, nodes=nodes)
     if why:
         raise ScenarioError(f"transports[{t.name}]" if t.topology else "topology", why)

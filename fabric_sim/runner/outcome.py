@@ -11,6 +11,7 @@ from typing import Protocol
 from fabric_sim.net.fabric import Fabric
 from fabric_sim.net.ledger import Verdict
 from fabric_sim.scenario import Transport
+from fabric_sim.scenario.chakra.walker import StepLog
 from fabric_sim.scenario.message import Message
 from fabric_sim.transports.qps import QpLink
 from mrc_host.host import Host
@@ -33,7 +34,8 @@ def undelivered(fab: Fabric, hosts: Mapping[int, Host], links: dict[tuple[int, i
 def _why(fab: Fabric, hosts: Mapping[int, Host], qps: list[QpLink], m: Message, end_us: float) -> str:
     a, b = m.src, m.dst
     if m.posted_at < 0:
-        return "never posted: the ring step before it was not delivered" if m.start is None \
+        return "never posted: what releases it (the collective's step before it, or its trace node) did not end" \
+            if m.start is None \
             else f"never posted: it starts at {m.start:,.0f} µs, after the run ended at {end_us:,.0f} µs (duration_us)"
     for q in qps:
         for nic, qpn in ((a, q.qpn_a), (b, q.qpn_b)):
@@ -60,6 +62,8 @@ class Finished(Protocol):
     def messages(self) -> list[Message]: ...
     @property
     def ledger(self) -> Verdict | None: ...
+    @property
+    def steps(self) -> StepLog | None: ...
 
 
 def failures(results: Sequence[Finished], failed: dict[str, str]) -> list[str]:
@@ -77,6 +81,9 @@ def failures(results: Sequence[Finished], failed: dict[str, str]) -> list[str]:
         v = r.ledger
         if v is not None and (v.duplicate or v.stray):
             bad.append(f"{v.duplicate} B placed twice, {v.stray} B placed unposted")
+        if r.steps is not None and r.steps.unfinished:
+            bad.append(f"{len(r.steps.unfinished)} of {r.steps.ranks} ranks did not finish the trace "
+                       f"({r.steps.unfinished[0]})")
         if bad:
             out.append(f"{r.transport.name}: " + ", ".join(bad))
     return out

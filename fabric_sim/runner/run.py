@@ -16,6 +16,7 @@ from fabric_sim.net.ledger import Verdict
 from fabric_sim.net.links import Egress
 from fabric_sim.runner import faults, footprint, outcome, wiring
 from fabric_sim.scenario import Scenario, Transport
+from fabric_sim.scenario.chakra.walker import StepLog
 from fabric_sim.scenario.message import Message
 from fabric_sim.transports import qps
 from fabric_sim.transports.qps import QpLink
@@ -64,6 +65,7 @@ class RunResult:
     ledger: Verdict | None = None  # every posted byte placed exactly once? (fabric_sim/net/ledger.py)
     packets: dict[str, Any] | None = None  # totals that reconcile (fabric_sim/net/tally.py)
     undelivered: list[str] = field(default_factory=list)  # why messages were not delivered (runner/outcome.py)
+    steps: StepLog | None = None  # a trace's walk: each node's span per rank and iteration (chakra/walker.py)
 
     @property
     def complete(self) -> bool:
@@ -125,7 +127,7 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
     tl = _Sampler(fab, hosts, links, bin_us)
     t_end = 0.0
     with gc_frozen():
-        while t_end < sc.duration_us and not drv.all_done():
+        while t_end < sc.duration_us and not wiring.finished(plan, drv):
             t_end = min(sc.duration_us, t_end + bin_us)
             sim.run(until=t_end)
             tl.sample(t_end)
@@ -139,6 +141,7 @@ def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
     res.ledger = drv.ledger.check()
     res.packets = tally.totals(fab, sim, res.drops, res.events["nacks_from_nics"])
     res.undelivered = outcome.undelivered(fab, hosts, links, plan.msgs, t_end)
+    res.steps = plan.walker.result() if plan.walker else None
     return res
 
 

@@ -14,6 +14,7 @@ from control_plane import addressing as A
 from control_plane.topology import Topology
 from fabric_sim.runner.driver import Driver
 from fabric_sim.scenario import Event, Scenario, Transport, cc_profile, workload
+from fabric_sim.scenario.chakra.walker import Walker
 from fabric_sim.scenario.message import Message
 from fabric_sim.transports import kinds, qps
 from fabric_sim.transports import transport as tp
@@ -42,6 +43,7 @@ class RunPlan:
     nics: list[int]
     hosts: dict[int, Host] = field(default_factory=dict)  # NIC -> its endpoint (endpoints())
     apis: dict[int, verbs.MrcContext] = field(default_factory=dict)  # NIC -> its host's MRC API (MRC transports)
+    walker: Walker | None = None  # a trace's walk, which posts its messages (chakra/walker.py)
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -52,11 +54,12 @@ def describe(sc: Scenario, t: Transport, *, nic_health: bool = True) -> RunPlan:
     """The run of transport `t` of `sc`: its messages and QP plan (`nic_health`: qps.plan's)."""
     tr = kinds.of(t)
     topo = t.topology or sc.topology  # a transport may bring its own fabric
-    msgs = workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
+    walker = workload.walker(sc.workload, topo.nics, topo.hosts_per_t0) if sc.workload.trace is not None else None
+    msgs = walker.msgs if walker else workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
     links = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, nic_health)
-    return RunPlan(sc, t, tr, topo, msgs, qpp, links, sorted(qps.nics_of(links)))
+    return RunPlan(sc, t, tr, topo, msgs, qpp, links, sorted(qps.nics_of(links)), walker=walker)
 
 
 def endpoints(plan: RunPlan, site: Callable[[int], tp.Site]) -> dict[int, Host]:
@@ -111,11 +114,18 @@ def reconverger(plan: RunPlan, fab: qps.Routes, clock: qps.Clock, scale: float =
         if plan.tr.reroutes else None
 
 
+def finished(plan: RunPlan, drv: Driver) -> bool:
+    """Every message delivered and, for a trace, every rank's last iteration ended."""
+    return drv.all_done() and (plan.walker is None or plan.walker.finished())
+
+
 def start(plan: RunPlan, clock: qps.Clock, drv: Driver, fire: Callable[[Event], None], scale: float = 1.0) -> None:
     """Each message posted at its start, then each event fired at its time
     (scenario µs times `scale` on the back end's clock)."""
     for m in plan.msgs:
         if m.start is not None:
             clock.call_at(m.start * scale, drv.post, m)
+    if plan.walker is not None:
+        plan.walker.start(clock, drv.post, drv.now, scale)
     for ev in plan.events:
         clock.call_at(ev.at_us * scale, fire, ev)

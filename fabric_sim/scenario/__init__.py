@@ -32,7 +32,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from control_plane import topology as T
 from control_plane.config import ConfigError, Int, Model, Name, Num, join, printable, read_mapping, validate
-from fabric_sim.scenario import capacity, cc_profile, sweep
+from fabric_sim.scenario import capacity, cc_profile, chakra, sweep
 from fabric_sim.scenario import events as scenario_events
 from fabric_sim.scenario.events import EVENTS, Event  # noqa: F401 (re-exported)
 from fabric_sim.scenario.fields import ScenarioError
@@ -45,7 +45,7 @@ from mrc_wire.constants import ACK_BYTES
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
            "parse", "load", "variants", "override"]
 
-Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows"]
+Pattern = Literal["permutation", "all_to_all", "incast", "ring_allreduce", "sendrecv", "flows", "chakra"]
 CACHE_FOLDER = "cache"  # results/cache: the run cache (fabric_sim/runner/run_cache.py)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # a results folder: no '/', no '..', not hidden
 ABLATIONS = ("port_bitmap", "ecn_echo", "ev_retire")  # transports[].ablate: MRC mechanisms switched off (docs/paper.md)
@@ -201,9 +201,25 @@ def _flows(raw: Any) -> Any:
     return tuple(raw)  # FlowEntry mappings: resolved against the topology by the scenario
 
 
+def _trace(raw: Any, info: ValidationInfo) -> chakra.Trace:
+    """A Chakra trace folder (relative to the scenario's folder), read and checked."""
+    if isinstance(raw, chakra.Trace):
+        return raw
+    if not isinstance(raw, str):
+        raise ConfigError("", "expected a folder's path (from this file's folder)")
+    return chakra.load((info.context or {}).get("base", Path(".")) / raw, raw)
+
+
+TraceField = Annotated[chakra.Trace, BeforeValidator(_trace, json_schema_input_type=str),
+                       Field(description="chakra: a folder of per-rank Chakra ET files, <prefix>.<rank>.et, and "
+                                         "<prefix>.json with the process groups (from this file's folder; "
+                                         "docs/simulator.md, Chakra traces)")]
+
+
 class Workload(Model):
     pattern: Pattern
-    message_bytes: Annotated[int, Int(1, 2**32 - 1)]
+    message_bytes: Annotated[int, Int(1, 2**32 - 1, "every pattern but chakra (its trace gives the sizes)")] | None = (
+        None)
     messages: Annotated[int, Int(1, 100_000, "per pair, back to back")] = 1
     qps_per_pair: Annotated[int, Int(1, 256)] = 1
     start_us: Annotated[float, Num(0, 1e9)] = 0.0
@@ -215,6 +231,34 @@ class Workload(Model):
     flows: Annotated[tuple[Any, ...], BeforeValidator(_flows, json_schema_input_type=list[FlowEntry])] = ()
     chunk_bytes: Annotated[int, Int(1024, 2**31, "collectives: NCCL's chunk (ring) or p2p chunk; default: NCCL's "
                                   "(fabric_sim/scenario/collectives.py)")] | None = None
+    trace: TraceField | None = None
+    iterations: Annotated[int, Int(1, 10_000, "chakra: the trace run this many times on every rank, each "
+                                              "iteration once the rank's previous one has ended")] = 1
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Workload:
+        """A trace gives its own sizes and ranks; every other pattern needs message_bytes."""
+        traced = self.pattern == "chakra"
+        errors = [(k, f"not for pattern chakra ({why})") for k, why in
+                  (("message_bytes", "the trace gives every size"), ("hosts", "the trace gives the ranks"))
+                  if traced and getattr(self, k) is not None]
+        if not traced and self.trace is not None:
+            errors.append(("trace", "only for pattern chakra"))
+        if not traced and self.iterations != 1:
+            errors.append(("iterations", "only for pattern chakra (messages repeats the other patterns)"))
+        if traced and self.trace is None:
+            errors.append(("trace", "pattern chakra needs the trace's folder"))
+        if not traced and self.message_bytes is None:
+            errors.append(("message_bytes", "missing key"))
+        if errors:
+            raise ConfigError.of(errors)
+        return self
+
+    @property
+    def size(self) -> int:
+        """message_bytes, which every pattern but chakra has (checked when parsed)."""
+        assert self.message_bytes is not None, f"pattern {self.pattern} has no message_bytes"
+        return self.message_bytes
 
 
 def _non_empty(items: tuple[Any, ...]) -> tuple[Any, ...]:

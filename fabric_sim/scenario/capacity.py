@@ -12,6 +12,7 @@ from typing import Any
 from control_plane import topology as T
 from control_plane.config import ConfigError, validate
 from fabric_sim.scenario import events as scenario_events
+from fabric_sim.scenario.chakra.walker import pairs as trace_pairs
 from fabric_sim.scenario.kinds import facts
 from mrc_wire.constants import NIC_MAX_QPS, NIC_MAX_SLOTS
 
@@ -27,7 +28,9 @@ def workload(w: Any, topo: T.Topology, flow_cls: type, entry_cls: type) -> Any:
     n = w.hosts or topo.nics
     if w.hosts is not None and w.hosts > topo.nics:
         errors.append(("hosts", f"{w.hosts} is outside 2..{topo.nics} (the topology's NICs)"))
-    if w.pattern != "flows" and n < 2:
+    if w.trace is not None and len(w.trace.ranks) > topo.nics:
+        errors.append(("trace", f"{len(w.trace.ranks)} ranks; the topology has {topo.nics} NICs (a rank per NIC)"))
+    if w.pattern not in ("flows", "chakra") and n < 2:
         errors.append(("pattern", f"{w.pattern} needs at least 2 NICs; the topology has {topo.nics}"))
     fan_in = w.fan_in if w.fan_in is not None else max(1, min(FAN_IN, n - 1))
     if w.pattern == "incast" and n >= 2 and not 1 <= fan_in <= n - 1:
@@ -116,6 +119,9 @@ def qps_per_nic(w: Any, qps_per_pair: int, nics: int) -> int:
         most = 2 * (n - 1)
     elif w.pattern == "incast":
         most = max(w.fan_in, 1)
+    elif w.trace is not None:  # a rank holds a QP per rank it sends to or receives from
+        ends = Counter(r for pair in trace_pairs(w.trace) for r in pair)
+        most = max(ends.values(), default=0)
     else:  # permutation, ring: each host sends to one and receives from one
         most = 2
     return most * qps_per_pair

@@ -27,7 +27,17 @@ slot each. `workload.chunk_bytes` overrides the chunk (the ring's or the
 p2p one); the slots stay NCCL's. Small all-reduces shrink the chunk to
 size/N and the slice to half of it, no smaller than 1/32 of the full
 slice (prims_simple.h); NCCL's LL and LL128 protocols for small sizes
-are not modelled."""
+are not modelled.
+
+A trace's collectives (chakra/walker.py) run the same way: reduce-scatter
+is the ring all-reduce's first N-1 steps and all-gather its last N-1
+(NCCL's reduce_scatter.h and all_gather.h: at step s of the all-gather
+rank r forwards chunk (r-s) mod N, its own first), with the same chunk
+and slices (REDUCESCATTER_ and ALLGATHER_CHUNKSTEPS/SLICESTEPS are
+ALLREDUCE's); broadcast is NCCL's ring broadcast: the root's data down the
+ring as a chain, each rank forwarding a chunk once it has arrived, chunks
+of one 512 KiB slot (BROADCAST_CHUNKSTEPS = SLICESTEPS = 1), at most
+NCCL_STEPS of them unconsumed per connection."""
 
 from __future__ import annotations
 
@@ -42,6 +52,7 @@ SLICES_PER_CHUNK = 2  # ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS
 CHUNKS_IN_FLIGHT = 2  # a connection's FIFO holds NCCL_STEPS / ALLREDUCE_CHUNKSTEPS chunks: 4 slices
 P2P_CHUNK = 128 << 10
 P2P_IN_FLIGHT = NCCL_STEPS
+BROADCAST_CHUNK = NCCL_BUFFSIZE // NCCL_STEPS  # 512 KiB: one slot, one slice
 PATTERNS = ("ring_allreduce", "all_to_all", "sendrecv")
 
 
@@ -92,10 +103,13 @@ class Ring:
         return out
 
 
-def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | None = None) -> list[Message]:
+def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | None = None,
+         steps: range | None = None, first_id: int = 0) -> list[Message]:
     """The pipelined ring all-reduce of `size` bytes over ranks `hs`, `reps`
-    times back to back. Messages come in the order (rep, loop, step, slice,
-    rank); the first ones carry `start`, the rest are released by `Ring`."""
+    times back to back (`steps`: only those of its 2(N-1), e.g. the first
+    N-1, a reduce-scatter). Messages come in the order (rep, loop, step,
+    slice, rank), numbered from `first_id`; the first ones carry `start`,
+    the rest are released by `Ring`."""
     n, chunk = len(hs), chunk_bytes or RING_CHUNK
     st = Ring(n, CHUNKS_IN_FLIGHT * SLICES_PER_CHUNK)
     st.rank = {h: r for r, h in enumerate(hs)}
@@ -104,7 +118,7 @@ def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | N
         for loop, off in enumerate(range(0, size, n * chunk)):
             real = min(chunk, -(-(size - off) // n))  # NCCL shrinks the chunk of a short last loop
             sent: dict[tuple[int, int, int], Message] = {}  # (step, rank, slice) -> message
-            for s in range(2 * n - 2):
+            for s in steps or range(2 * n - 2):
                 for r in range(n):
                     c = (r - 1 - s) % n
                     for j, b in enumerate(_slices(min(real, size - off - c * real), chunk)):
@@ -118,10 +132,42 @@ def ring(size: int, reps: int, hs: list[int], start: float, chunk_bytes: int | N
                         st.ops[r].append((sent.get((s - 1, (r - 1) % n, j)), sent.get((s, r, j))))
                         j += 1
     for i, m in enumerate(msgs):
-        m.id = i
+        m.id = first_id + i
     for r in range(n):
         for m in st.run(r):
             m.start = start
+    return msgs
+
+
+def reduce_scatter_steps(n: int) -> range:
+    """The ring all-reduce's steps a reduce-scatter runs."""
+    return range(n - 1)
+
+
+def all_gather_steps(n: int) -> range:
+    """The ring all-reduce's steps an all-gather runs: at the first, each rank sends its own chunk."""
+    return range(n - 1, 2 * n - 2)
+
+
+def broadcast(size: int, hs: list[int], start: float, chunk_bytes: int | None = None,
+              first_id: int = 0) -> list[Message]:
+    """NCCL's ring broadcast of `size` bytes from hs[0] down hs in order:
+    chunk k goes from each rank to the next once it has arrived there
+    (recvCopySend), at most NCCL_STEPS chunks unconsumed per connection.
+    The root's first chunks carry `start`; `Ring` releases the rest."""
+    n, chunk = len(hs), chunk_bytes or BROADCAST_CHUNK
+    st = Ring(n, NCCL_STEPS)
+    st.rank = {h: r for r, h in enumerate(hs)}
+    sizes = [min(chunk, size - off) for off in range(0, size, chunk)]
+    hop = [[Message(0, hs[r], hs[r + 1], b, None, r, after=st.done, chunk=k) for k, b in enumerate(sizes)]
+           for r in range(n - 1)]  # hop[r][k]: chunk k from rank r to r+1
+    for r in range(n):
+        st.ops[r] = [(hop[r - 1][k] if r else None, hop[r][k] if r < n - 1 else None) for k in range(len(sizes))]
+    msgs = [hop[r][k] for k in range(len(sizes)) for r in range(n - 1)]
+    for i, m in enumerate(msgs):
+        m.id = first_id + i
+    for m in st.run(0):
+        m.start = start
     return msgs
 
 
@@ -138,15 +184,15 @@ class Streams:
 
 
 def p2p(size: int, reps: int, pairs: list[tuple[int, int]], start: float, chunk_bytes: int | None = None,
-        in_flight: int = P2P_IN_FLIGHT) -> list[Message]:
+        in_flight: int = P2P_IN_FLIGHT, first_id: int = 0) -> list[Message]:
     """Each pair's `size` bytes, `reps` times, as a stream of chunks: the
     first `in_flight` start at `start`, each delivery posts the chunk
-    `in_flight` places behind it."""
+    `in_flight` places behind it. Numbered from `first_id`."""
     chunk = chunk_bytes or P2P_CHUNK
     st = Streams()
     msgs: list[Message] = []
     for a, b in pairs:
-        first = len(msgs)
+        first = first_id + len(msgs)
         for k, off in enumerate(o for _ in range(reps) for o in range(0, size, chunk)):
             msgs.append(Message(first + k, a, b, min(chunk, size - off), start if k < in_flight else None,
                                 after=st.done, chunk=k))
@@ -174,8 +220,11 @@ def nccl_size(pattern: str, message_bytes: int, ranks: int) -> int:
 
 def bus_factor(pattern: str, n: int) -> float:
     """nccl-tests' busbw / algbw (its PERFORMANCE.md): what each rank's link
-    carries per byte of the collective's size."""
-    return {"ring_allreduce": 2 * (n - 1) / n, "all_to_all": (n - 1) / n, "sendrecv": 1.0}[pattern]
+    carries per byte of the collective's size (a trace's collectives by
+    their own names: chakra/trace.py's Coll)."""
+    ring, share = 2 * (n - 1) / n, (n - 1) / n
+    return {"ring_allreduce": ring, "all_reduce": ring, "all_to_all": share, "all_gather": share,
+            "reduce_scatter": share, "sendrecv": 1.0, "broadcast": 1.0}[pattern]
 
 
 def bandwidth(pattern: str, message_bytes: int, reps: int, msgs: list[Message]) -> dict[str, Any] | None:

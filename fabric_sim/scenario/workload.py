@@ -4,27 +4,39 @@ Every message is striped over its pair's QPs (QP scaling, as RoCE does);
 it completes when the receiver has placed every part. The collectives
 (ring all-reduce, all-to-all, sendrecv) are built as NCCL runs them, in
 collectives.py. `flows` lists the pairs, each with its messages, size and
-start time (the paper's ib_write_bw runs)."""
+start time (the paper's ib_write_bw runs). `chakra` is a trace's ranks,
+each walking its graph (chakra/walker.py: its messages are posted as the
+walk reaches them)."""
 
 from __future__ import annotations
 
 import random
 
 from fabric_sim.scenario import Workload, collectives
+from fabric_sim.scenario.chakra.walker import Walker
 from fabric_sim.scenario.message import Message
 
 
 def hosts(w: Workload, nics: int, hosts_per_t0: int = 1) -> list[int]:
     """The workload's hosts in rank order. `spread` puts consecutive ranks
     in different racks (rank r of N in rack r mod R), as a multi-NIC
-    server's rail-aligned NCCL ring does: every ring hop crosses the spines."""
-    hs = list(range(w.hosts or nics))
+    server's rail-aligned NCCL ring does: every ring hop crosses the spines.
+    A trace's ranks are the first NICs, as many as it has ranks."""
+    hs = list(range(len(w.trace.ranks) if w.trace is not None else w.hosts or nics))
     if w.placement == "spread":
         hs.sort(key=lambda h: (h % hosts_per_t0, h // hosts_per_t0))
     return hs
 
 
+def walker(w: Workload, nics: int, hosts_per_t0: int = 1) -> Walker:
+    """The walk of the workload's trace, rank r on the r-th of its hosts."""
+    assert w.trace is not None, f"pattern {w.pattern} has no trace"
+    return Walker(w.trace, hosts(w, nics, hosts_per_t0), w.iterations, w.chunk_bytes, w.start_us)
+
+
 def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Message]:
+    if w.trace is not None:  # posted by the walk (wiring.describe keeps the walker), never at a start time
+        return walker(w, nics, hosts_per_t0).msgs
     rng = random.Random(seed)
     hs = hosts(w, nics, hosts_per_t0)
     if w.pattern == "flows":
@@ -33,12 +45,12 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
     if len(hs) < 2:  # no pair: a permutation would search for a derangement forever, the rest send nothing
         raise ValueError(f"{w.pattern} needs at least 2 hosts, got {len(hs)}")
     if w.pattern == "ring_allreduce":
-        return collectives.ring(w.message_bytes, w.messages, hs, w.start_us, w.chunk_bytes)
+        return collectives.ring(w.size, w.messages, hs, w.start_us, w.chunk_bytes)
     if w.pattern == "all_to_all":
-        return collectives.p2p(w.message_bytes, w.messages, collectives.all_to_all_pairs(hs), w.start_us,
+        return collectives.p2p(w.size, w.messages, collectives.all_to_all_pairs(hs), w.start_us,
                                w.chunk_bytes)
     if w.pattern == "sendrecv":
-        return collectives.p2p(w.message_bytes, w.messages, [(h, hs[(i + 1) % len(hs)]) for i, h in enumerate(hs)],
+        return collectives.p2p(w.size, w.messages, [(h, hs[(i + 1) % len(hs)]) for i, h in enumerate(hs)],
                                w.start_us, w.chunk_bytes)
     pairs: list[tuple[int, int]]
     if w.pattern == "permutation":
@@ -56,7 +68,7 @@ def build(w: Workload, nics: int, seed: int, hosts_per_t0: int = 1) -> list[Mess
     msgs: list[Message] = []
     for a, b in pairs:
         for _ in range(w.messages):
-            msgs.append(Message(len(msgs), a, b, w.message_bytes, w.start_us))
+            msgs.append(Message(len(msgs), a, b, w.size, w.start_us))
     return msgs
 
 

@@ -25,7 +25,8 @@ def test_three_mistakes_in_three_sections_are_three_errors():
         ("links.nic_gbps", "expected a number, got 'fast'"),
         (
             "workload.pattern",
-            "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce', 'sendrecv' or 'flows'",
+            "'shuffle' is not one of 'permutation', 'all_to_all', 'incast', 'ring_allreduce', 'sendrecv', 'flows' "
+            "or 'chakra'",
         ),
         ("transports[0].evs_per_qp", "0 is outside 1..65536"),
     ]

@@ -24,7 +24,7 @@ def wheel(tmp_path_factory):
 
 def shipped() -> list[str]:
     folders = {"bmv2_configs/build": "*", "bmv2_configs/topologies": "*.yaml", "tofino_configs": "*",
-               "scenarios": "**/*.yaml"}
+               "scenarios": "**/*"}
     return sorted(f"control_plane/data/{p.relative_to(REPO).as_posix()}" for d, g in folders.items()
                   for p in (REPO / d).glob(g) if p.is_file())
 
@@ -35,6 +35,7 @@ def test_the_wheel_carries_the_data_and_no_tests(wheel):
     assert data == shipped()
     assert "control_plane/data/bmv2_configs/build/switch.p4info.txtpb" in data
     assert "control_plane/data/scenarios/paper/topologies/cluster_b.yaml" in data
+    assert "control_plane/data/scenarios/chakra/traces/tp_dp/trace.json" in data  # a trace's groups, beside its ETs
     tops = {n.split("/")[0] for n in names if not n.startswith("mrc_offload-")}
     assert tops == {"control_plane", "fabric_sim", "mrc_paper", "mrc_host", "mrc_wire", "nic_model", "sim_core",
                     "switch_model", "testbed"}
