@@ -42,6 +42,7 @@ COMPILED = [
     "nic_model/encap.py",
     "nic_model/decap.py",
     "nic_model/trim_nack.py",
+    "nic_model/reply.py",
     "nic_model/rx_track.py",
     "nic_model/ev_health.py",
     "mrc_host/nscc.py",

@@ -18,8 +18,8 @@ the peer) is ASSUMED_BAD.
 
 from __future__ import annotations
 
-import bisect
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -128,29 +128,42 @@ class _EvProfile:
     min_active: int | None = None
     event_mask: EvState | None = None
     fields: list[EvField] | None = None
-    array: list[Ev] = field(default_factory=list)
-    where: dict[Ev, list[int]] = field(default_factory=dict)  # EV -> its positions in `array`, lowest first
+    # Each EV's value (_UNSET: unpopulated), 8 bytes each: a NIC holds a
+    # profile per QP, of up to hundreds of EVs, and ops on them are rare.
+    array: array[int] = field(default_factory=lambda: array("q"))
     vendor: EvVendorCfg = field(default_factory=EvVendorCfg)
     qps: set[int] = field(default_factory=set)  # the QPs bound to it (verbs.py)
     denied: set[int] = field(default_factory=set)  # EVs the controller denied
 
 
-def _set_array(p: _EvProfile, evs: list[Ev]) -> None:
-    p.array = evs
-    p.where = {}
-    for i, e in enumerate(evs):
-        p.where.setdefault(e, []).append(i)
+_UNSET = -1  # an unpopulated position of an EV profile's array
 
 
-def _put(p: _EvProfile, i: int, e: Ev) -> None:
-    """Position `i` of the array holds `e` now."""
-    old = p.array[i]
-    at = p.where[old]
-    at.remove(i)
-    if not at:
-        del p.where[old]
-    p.array[i] = e
-    bisect.insort(p.where.setdefault(e, []), i)
+def _val(e: Ev) -> int | None:
+    """`e` as the array holds it; None for no EV it could hold (a port
+    not its plane's)."""
+    if e == UNPOPULATED:
+        return _UNSET
+    return e.val if e.port == ev_plane(e.val) + 1 else None
+
+
+def _ev(v: int) -> Ev:
+    return UNPOPULATED if v == _UNSET else Ev.of(v)
+
+
+def _has(p: _EvProfile, e: Ev) -> bool:
+    v = _val(e)
+    return v is not None and v in p.array
+
+
+def _at(p: _EvProfile, e: Ev, every: bool) -> list[int]:
+    """The positions of `e` in the profile's array, lowest first: all of
+    them, or the first (a scan that stops there: an explicit array filled
+    in order costs no more than its length)."""
+    v = _val(e)
+    if v is None or v not in p.array:
+        return []
+    return [i for i, x in enumerate(p.array) if x == v] if every else [p.array.index(v)]
 
 
 @dataclass
@@ -421,8 +434,8 @@ class MrcCtl:
             if (p.min_active is None and not mask & EvProfileAttrMask.MIN_ACTIVE) or \
                     (p.event_mask is None and not mask & EvProfileAttrMask.EVENT_MASK):
                 raise fail(EINVAL, f"{what}: to ONLINE needs MIN_ACTIVE and EVENT_MASK")
-            if UNPOPULATED in p.where:
-                raise fail(EINVAL, f"{what}: {len(p.where[UNPOPULATED])} EVs of the explicit array are "
+            if _UNSET in p.array:
+                raise fail(EINVAL, f"{what}: {p.array.count(_UNSET)} EVs of the explicit array are "
                                    "unpopulated (REPLACE_EV them first)")
         elif p.qps:  # ONLINE -> OFFLINE, OFFLINE -> INIT
             raise fail(EBUSY, f"{what}: QPs {sorted(p.qps)} are bound to it")
@@ -430,8 +443,7 @@ class MrcCtl:
     def _populate(self, p: _EvProfile) -> None:
         """INIT -> OFFLINE: the explicit array unpopulated, or the EVs generated."""
         assert p.count is not None
-        _set_array(p, [UNPOPULATED] * p.count if p.mode is EvMode.EXP else
-                   [Ev.of(v) for v in generate(p.fields or [], p.count)])
+        p.array = array("q", [_UNSET] * p.count if p.mode is EvMode.EXP else generate(p.fields or [], p.count))
 
     def _regenerate(self, p: _EvProfile) -> None:
         """COUNT or the fields changed after INIT: a generated array anew
@@ -439,13 +451,13 @@ class MrcCtl:
         keeps what fits and is unpopulated past it."""
         assert p.count is not None
         if p.mode is EvMode.GEN:
-            new = [Ev.of(v) for v in generate(p.fields or [], p.count)]
-            for old, e in zip(p.array, new, strict=False):
-                if old != e:
-                    self._replace_everywhere(p, old.val, e.val, True)
-            _set_array(p, new)
+            new = array("q", generate(p.fields or [], p.count))
+            for old, v in zip(p.array, new, strict=False):
+                if old != v:
+                    self._replace_everywhere(p, old, v, True)
+            p.array = new
         else:
-            _set_array(p, (p.array + [UNPOPULATED] * p.count)[:p.count])
+            p.array = (p.array + array("q", [_UNSET] * p.count))[:p.count]
 
     # ---- EV operations ---------------------------------------------------------------
     def _ev_op(self, p: _EvProfile, op: EvOp, e: EvOpEntry, what: str) -> EvOpEntry:
@@ -456,15 +468,15 @@ class MrcCtl:
         raise fail(EINVAL, f"{what}: {op.name} is a query")
 
     def _replace(self, p: _EvProfile, e: EvOpEntry, what: str) -> EvOpEntry:
-        at = p.where.get(e.ev)
+        every = bool(e.flags & EvOpFlags.ALL_COPIES)
+        at = _at(p, e.ev, every)
         if not at:
             raise fail(ENOENT, f"{what}: REPLACE_EV: EV {e.ev.val:#x} (port {e.ev.port}) is not in the profile")
         if e.ev_new.port != ev_plane(e.ev_new.val) + 1:
             raise fail(EINVAL, f"{what}: REPLACE_EV: EV {e.ev_new.val:#x} is on plane {ev_plane(e.ev_new.val)}, "
                                f"port {ev_plane(e.ev_new.val) + 1}, not port {e.ev_new.port}")
-        every = bool(e.flags & EvOpFlags.ALL_COPIES)
-        for i in list(at) if every else at[:1]:
-            _put(p, i, e.ev_new)
+        for i in at:
+            p.array[i] = e.ev_new.val
         if e.ev != UNPOPULATED:
             self._replace_everywhere(p, e.ev.val, e.ev_new.val, every)
         if e.state is not EvState.UNKNOWN:
@@ -472,7 +484,7 @@ class MrcCtl:
         return e
 
     def _modify_state(self, p: _EvProfile, e: EvOpEntry, what: str) -> EvOpEntry:
-        if e.ev not in p.where or e.ev == UNPOPULATED:
+        if e.ev == UNPOPULATED or not _has(p, e.ev):
             raise fail(ENOENT, f"{what}: EV {e.ev.val:#x} (port {e.ev.port}) is not in the profile")
         ev = e.ev.val
         if e.state is EvState.DENIED:
@@ -520,11 +532,11 @@ class MrcCtl:
                 if a.entry_count and a.entry_count < len(p.array):
                     raise fail(E2BIG, f"EV profile {pid}: {len(p.array)} EVs, array of {a.entry_count}",
                                needed=len(p.array))
-                out.entries = [EvOpEntry(x, state=self._state(p, x)) for x in p.array]
+                out.entries = [EvOpEntry(x, state=self._state(p, x)) for x in map(_ev, p.array)]
                 out.entry_count = len(p.array)
             elif a.ev_op is EvOp.QUERY_EV_STATE:
                 for e in a.entries:
-                    if e.ev not in p.where:
+                    if not _has(p, e.ev):
                         raise fail(ENOENT, f"EV profile {pid}: EV {e.ev.val:#x} is not in the profile")
                 out.entries = [EvOpEntry(e.ev, state=self._state(p, e.ev)) for e in a.entries]
             else:
@@ -556,7 +568,7 @@ class MrcCtl:
         p = self.profiles.get(pid)
         if p is None or p.state is not ProfileState.ONLINE:
             raise fail(EINVAL, f"EV profile {pid} is not ONLINE")
-        evs = [e.val for e in p.array]
+        evs = list(p.array)
         n = p.vendor.slots or 1 << (len(evs).bit_length() - 1)
         home, spares = evs[:n], evs[n:]
         backups: dict[int, list[int]] = {}

@@ -47,6 +47,10 @@ DATA_FRAME_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_
 SACK_FRAME_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + SACK_EXT_LEN + ICRC_LEN
 # A NACK built by the receiving NIC: headers, NETH and ICRC.
 NACK_BYTES: Final = ETH_LEN + 2 * IPV6_LEN + UDP_LEN + BTH_LEN + NETH_LEN + ICRC_LEN
+# A transmit completion (mrc_wire.pcie: the EV a data packet took): the host's
+# data packet back to it, cut to its headers, ImmDt's room included
+# (p4src/nic/types.p4 TX_DONE_BYTES).
+TX_DONE_BYTES: Final = ETH_LEN + IPV6_LEN + UDP_LEN + BTH_LEN + DATA_EXT_LEN + IMMDT_LEN
 
 # BTH byte 8 (flags): A (ack request) where both readings put it; RTX and
 # TS where anichol67/MRC-Client puts them (the ns-3 reading has RTX at 0x40

@@ -42,27 +42,57 @@ def ev_slot_entries(qp_index: int, slots: Sequence[int]) -> list[EvSlots]:
     return [EvSlots(qp_index, ev, b) for ev, b in bits.items()]
 
 
+@dataclass(frozen=True, slots=True)
+class QpPlace:
+    """Where a QP sits in its NIC: all the table keeps of it (its entries
+    are worked out from this when asked, so a NIC of many QPs holds no
+    copy of what its tables hold)."""
+
+    spec: QpCreate
+    index: int
+    base: int
+
+    @property
+    def n(self) -> int:
+        return len(self.spec.evs)
+
+
 @dataclass
 class QpEntries:
     """What one QP holds in its NIC's tables."""
 
-    spec: QpCreate
+    place: QpPlace
     qp_ev: QpEv
     peer: QpPeer
     slots: list[SlotEv]
     ev_slots: list[EvSlots]  # empty without health
-    ev_stats: list[EvStats] = field(default_factory=list)  # its EVs not counted before
+    ev_stats: list[EvStats] = field(default_factory=list)  # its EVs no other QP counts
+
+    @property
+    def spec(self) -> QpCreate:
+        return self.place.spec
 
     @property
     def index(self) -> int:
-        return self.qp_ev.qp_index
+        return self.place.index
 
     @property
     def base(self) -> int:
-        return self.qp_ev.base
+        return self.place.base
 
     def entries(self) -> list[object]:
         return [self.qp_ev, *self.slots, *self.ev_stats, self.peer, *self.ev_slots]
+
+
+def qp_entries(at: QpPlace, ev_stats: list[EvStats]) -> QpEntries:
+    """The table entries of the QP at `at` (DESIGN.md section 5)."""
+    qp, index, base, n = at.spec, at.index, at.base, at.n
+    planes = plane_words([ev_plane(ev) for ev in qp.evs]) if qp.health else (0, 0, 0)
+    return QpEntries(at, QpEv(qp.peer_qpn, index, base, n - 1, qp.health, qp.min_active, planes),
+                     QpPeer(qp.qpn, qp.peer_qpn, index, qp.offload, qp.follow, qp.ack_bytes, qp.health,
+                            qp.health and qp.skip_on_mark),
+                     [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)],
+                     ev_slot_entries(index, qp.evs) if qp.health else [], ev_stats)
 
 
 class QpTable:
@@ -70,7 +100,7 @@ class QpTable:
 
     def __init__(self, name: str = "nic", max_qps: int = NIC_MAX_QPS, max_slots: int = NIC_MAX_SLOTS):
         self.name, self.max_qps, self.max_slots = name, max_qps, max_slots
-        self.qps: dict[int, QpEntries] = {}  # the host's QP number -> its entries
+        self.qps: dict[int, QpPlace] = {}  # the host's QP number -> where it sits
         self._local: dict[int, int] = {}  # the peer's QP number -> the host's
         self._counted: dict[int, int] = {}  # EV -> QPs counting it in ev_stats
         self._freed: list[int] = []  # QP indices given back, lowest first (a heap)
@@ -103,42 +133,38 @@ class QpTable:
             self._give_index(index)
             raise ValueError(f"{what}: {n} slots do not fit the NIC's slot_ev table ({self.max_slots}, "
                              f"{self.slots_used()} in use)")
-        planes = plane_words([ev_plane(ev) for ev in qp.evs]) if qp.health else (0, 0, 0)
-        e = QpEntries(qp, QpEv(qp.peer_qpn, index, base, n - 1, qp.health, qp.min_active, planes),
-                      QpPeer(qp.qpn, qp.peer_qpn, index, qp.offload, qp.follow, qp.ack_bytes, qp.health,
-                             qp.health and qp.skip_on_mark),
-                      [SlotEv(base + i, ev) for i, ev in enumerate(qp.evs)],
-                      ev_slot_entries(index, qp.evs) if qp.health else [])
+        at = QpPlace(qp, index, base)
+        stats = []
         for ev in dict.fromkeys((*qp.evs, *qp.spares)):
             self._counted[ev] = self._counted.get(ev, 0) + 1
             if self._counted[ev] == 1:
-                e.ev_stats.append(EvStats(ev))
-        self.qps[qp.qpn] = e
+                stats.append(EvStats(ev))
+        self.qps[qp.qpn] = at
         self._local[qp.peer_qpn] = qp.qpn
         self._by_index[index] = qp.qpn
         self._used += n
-        return e
+        return qp_entries(at, stats)
 
     def destroy(self, qpn: int) -> QpEntries:
-        """Free QP `qpn`; its entries (ev_stats: the EVs no other QP counts)."""
-        e = self.qps.pop(qpn, None)
-        if e is None:
+        """Free QP `qpn`; its entries (ev_stats: the EVs no other QP counts any more)."""
+        at = self.qps.pop(qpn, None)
+        if at is None:
             raise ValueError(f"{self.name}: no QP {qpn}")
-        del self._local[e.spec.peer_qpn]
-        del self._by_index[e.index]
-        self._give_index(e.index)
-        self._used -= len(e.slots)
-        if e.base + len(e.slots) == self._top:
-            self._top = max((q.base + len(q.slots) for q in self.qps.values()), default=0)
-        e.ev_stats = []
-        for ev in dict.fromkeys((*e.spec.evs, *e.spec.spares)):
+        del self._local[at.spec.peer_qpn]
+        del self._by_index[at.index]
+        self._give_index(at.index)
+        self._used -= at.n
+        if at.base + at.n == self._top:
+            self._top = max((q.base + q.n for q in self.qps.values()), default=0)
+        stats = []
+        for ev in dict.fromkeys((*at.spec.evs, *at.spec.spares)):
             self._counted[ev] -= 1
             if not self._counted[ev]:
                 del self._counted[ev]
-                e.ev_stats.append(EvStats(ev))
-        return e
+                stats.append(EvStats(ev))
+        return qp_entries(at, stats)
 
-    def get(self, qpn: int) -> QpEntries | None:
+    def get(self, qpn: int) -> QpPlace | None:
         return self.qps.get(qpn)
 
     def local_of(self, peer_qpn: int) -> int | None:
@@ -169,7 +195,7 @@ class QpTable:
         base = self._top
         if self._top != self._used:  # a hole below
             at = 0
-            for lo, hi in sorted((e.base, e.base + len(e.slots)) for e in self.qps.values()):
+            for lo, hi in sorted((q.base, q.base + q.n) for q in self.qps.values()):
                 if lo - at >= n:
                     base = at
                     break

@@ -23,16 +23,20 @@ from typing import Any
 from mrc_wire import entries as N
 from mrc_wire import packet as W
 from mrc_wire.constants import (
+    ETH_LEN,
     HOST_PORT,
+    IPV6_LEN,
     NACK_PSN_OOR_WINDOW,
     NIC_DROPS,  # noqa: F401 (re-exported)
     OP_PROBE,
     OP_SACK,
+    TX_DONE_BYTES,
+    UDP_LEN,
 )
 from mrc_wire.frame import Frame
 from mrc_wire.pcie import Host, QpCreate
 from mrc_wire.qp_table import QpTable
-from nic_model import parser, rx_track, trim_nack
+from nic_model import parser, reply, rx_track, trim_nack
 from nic_model.decap import Decap
 from nic_model.encap import Encap
 from nic_model.ev_health import EvHealth
@@ -43,6 +47,12 @@ from nic_model.tx import Spray, Transmit, is_control
 
 # Re-exported: what the pipeline's users name through it.
 __all__ = ["NicModel", "Output", "Wire", "is_control"]
+
+
+def completion(eth: bytes, inner: bytes) -> Output:
+    """The transmit completion of a data packet sent as `inner` (its EV
+    written in): back to the host port, cut to its headers (TX_DONE_BYTES)."""
+    return Output(HOST_PORT, None, False, W.Mrc(inner[:TX_DONE_BYTES - ETH_LEN]), eth)
 
 
 class NicModel:
@@ -281,12 +291,28 @@ class NicModel:
         return out
 
     def process(self, in_port: int, frame: bytes, pad: int = 0) -> list[Output]:
-        """One frame as bytes (`pad` zero bytes after it counted, not carried)."""
+        """One frame as bytes (`pad` zero bytes after it counted, not carried).
+        A data packet the host sent comes back to the host port as its
+        transmit completion (as the P4's egress makes it)."""
         if in_port == HOST_PORT:
             raw = parser.from_host(frame, self._drops)
-            return self.transmit(raw, pad) if raw is not None else []
+            return self.with_completion(frame, self.transmit(raw, pad)) if raw is not None else []
         f = parser.from_fabric(frame, pad, self._drops)
         return self.receive(f) if f is not None else []
+
+    @staticmethod
+    def with_completion(frame: bytes, outs: list[Output]) -> list[Output]:
+        """What the host's `frame` made (`transmit`'s outputs) and, if it was
+        data the NIC sent, its transmit completion to the host port."""
+        sent = outs[0].wire if outs else None
+        if sent is not None and W.is_data_opcode(frame[ETH_LEN + IPV6_LEN + UDP_LEN]):
+            outs.append(completion(frame[:ETH_LEN], sent.inner))
+        return outs
+
+    @property
+    def turns(self) -> list[int]:
+        """qp_rotation: each QP's turn, by QP index."""
+        return list(self.health.turns)
 
     # ---- host to fabric ----------------------------------------------
     def transmit(self, raw: bytes, pad: int = 0) -> list[Output]:
@@ -383,7 +409,7 @@ class NicModel:
     def _made(self, inner: bytes, ev: int, kind: str) -> list[Output]:
         """A packet this NIC made (`kind`: sack, probe_answer, nack) on `ev`:
         counted by kind, not as the host's traffic (ev_tx, plane_tx)."""
-        out = self.encap.encap(rx_track.on_ev(inner, ev), ev, self.settings.dscp_control, 0)
+        out = self.encap.encap(reply.on_ev(inner, ev), ev, self.settings.dscp_control, 0)
         if out is None:
             return []
         self.other_events[kind] += 1

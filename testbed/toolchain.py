@@ -88,9 +88,11 @@ def bmv2_unavailable() -> str | None:
 
 def sources_digest(program: str) -> str:
     """SHA-256 over the P4 files a program is compiled from (its folder
-    and p4src/include), so a committed JSON can say what it was built from."""
+    and p4src/include, with the generated `.inc` files they include), so a
+    committed JSON can say what it was built from."""
     main = REPO / PROGRAMS[program]
-    files = sorted({*main.parent.glob("*.p4"), *(REPO / "p4src" / "include").glob("*.p4")})
+    files = sorted({*main.parent.glob("*.p4"), *main.parent.glob("*.inc"),
+                    *(REPO / "p4src" / "include").glob("*.p4")})
     h = hashlib.sha256()
     for f in files:
         h.update(f.relative_to(REPO).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")

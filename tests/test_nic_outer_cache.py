@@ -18,7 +18,7 @@ SPINES = 8  # EV spines past the demo fabric's two: the carrier is the same arit
 
 def _carrier_sent(m: NicModel, ev: int, dst: int) -> bytes:
     m.write_slots(F.QPN, [(s, ev) for s in range(QP.mask + 1)])  # every slot on `ev`
-    [out] = m.process(0, bytes(F.host_data(dst=dst)))
+    out, _completion = m.process(0, bytes(F.host_data(dst=dst)))  # data: its transmit completion too
     return parse_frame(out.frame).dst
 
 

@@ -27,6 +27,7 @@ from mrc_host.ocp import (
     EvMode,
     EvOp,
     EvOpEntry,
+    EvOpFlags,
     EvProfileAttr,
     EvProfileAttrMask,
     EvState,
@@ -218,6 +219,36 @@ def test_an_ev_not_in_the_profile_is_enoent_and_a_short_array_e2big():
                                                           entries=[EvOpEntry(stranger, EVS[0])]), M.EV_OP)
     e = refused(E2BIG, c.query_ev_profile, 7, M.EV_OP, EvProfileAttr(ev_op=EvOp.QUERY_EV_ARRAY, entry_count=3))
     assert e.needed == 4
+
+
+def array_of(c: MrcCtl, pid: int = 7) -> list[Ev]:
+    got = c.query_ev_profile(pid, M.EV_OP, EvProfileAttr(ev_op=EvOp.QUERY_EV_ARRAY))
+    return [e.ev for e in got.entries]
+
+
+def test_replace_ev_takes_the_first_copy_or_with_all_copies_every_one():
+    c = ctl()
+    fmt_online(c)
+    c.modify_ev_profile(7, offline(), TO_OFFLINE)
+    a, b = EVS[0], EVS[1]
+    c.modify_ev_profile(7, EvProfileAttr(ev_op=EvOp.REPLACE_EV,
+                                         entries=[EvOpEntry(UNPOPULATED, x) for x in (a, b, a, a)]), M.EV_OP)
+    assert array_of(c) == [a, b, a, a]
+    c.modify_ev_profile(7, EvProfileAttr(ev_op=EvOp.REPLACE_EV, entries=[EvOpEntry(a, EVS[2])]), M.EV_OP)
+    assert array_of(c) == [EVS[2], b, a, a]
+    c.modify_ev_profile(7, EvProfileAttr(ev_op=EvOp.REPLACE_EV,
+                                         entries=[EvOpEntry(a, EVS[3], flags=EvOpFlags.ALL_COPIES)]), M.EV_OP)
+    assert array_of(c) == [EVS[2], b, EVS[3], EVS[3]]
+
+
+def test_an_ev_named_on_another_port_than_its_planes_is_not_in_the_profile():
+    c = ctl()
+    online_exp(c)
+    wrong = Ev(EVS[0].val, EVS[0].port + 1)
+    refused(ENOENT, c.modify_ev_profile, 7, EvProfileAttr(ev_op=EvOp.REPLACE_EV,
+                                                          entries=[EvOpEntry(wrong, EVS[1])]), M.EV_OP)
+    refused(ENOENT, c.query_ev_profile, 7, M.EV_OP, EvProfileAttr(ev_op=EvOp.QUERY_EV_STATE,
+                                                                  entries=[EvOpEntry(wrong)]))
 
 
 def test_an_ev_profile_goes_back_round_its_states():

@@ -199,3 +199,22 @@ def test_no_two_modules_import_each_other():
                     seen.add(m)
                     stack.extend(graph.get(m, ()))
     assert not cycles, "\n".join(sorted(set(cycles)))
+
+
+# The NIC's P4 stage files and the reference model's modules that follow
+# them, one each, named alike (switch_model mirrors p4src/switch/ so too).
+NIC_STAGES = {"parser.p4": "parser.py", "tx.p4": "tx.py", "encap.p4": "encap.py", "decap.p4": "decap.py",
+              "trim_nack.p4": "trim_nack.py", "reply.p4": "reply.py", "rx_track.p4": "rx_track.py",
+              "ev_health.p4": "ev_health.py", "main.p4": "nic_pipeline.py"}
+NIC_NOT_STAGES = {"nic.p4", "nic_pna.p4", "types.p4", "size.p4"}  # the two tops, types, sizes
+
+
+def test_nic_model_has_a_module_per_p4_stage_named_after_its_file():
+    p4 = {f.name for f in (REPO / "p4src" / "nic").glob("*.p4")}
+    assert p4 == set(NIC_STAGES) | NIC_NOT_STAGES, "a NIC P4 file neither a stage nor a top, types or sizes"
+    modules = {f.name for f in (REPO / "nic_model").glob("*.py")}
+    missing = [f"{p} -> nic_model/{m}" for p, m in NIC_STAGES.items() if m not in modules]
+    assert not missing, missing
+    for p, m in NIC_STAGES.items():  # each module says which P4 file it follows
+        assert f"p4src/nic/{p}" in (REPO / "nic_model" / m).read_text() or p == "main.p4" and \
+            "main.p4" in (REPO / "nic_model" / m).read_text(), f"nic_model/{m} does not name p4src/nic/{p}"

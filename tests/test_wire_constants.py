@@ -100,7 +100,15 @@ def test_nic_events_and_constants_match_mrc_wire():
     assert _consts("NEV", NIC_TYPES) == {name: i for i, name in enumerate(C.NIC_EVENTS)}
     text = NIC_TYPES.read_text()
     assert re.search(rf"NOTICE_SESSION = {C.NOTICE_SESSION};", text)
-    assert re.search(r"NACK_BYTES = 14 \+ 40 \+ 40 \+ 8 \+ 12 \+ 20 \+ 4;", text) and C.NACK_BYTES == 138
+    assert re.search(r"NACK_BYTES = \(bit<32>\)\(ETH_BYTES \+ IPV6_BYTES \+ IPV6_BYTES \+ UDP_BYTES \+ BTH_BYTES \+ "
+                     r"NETH_BYTES \+\s+ICRC_BYTES\);", text) and C.NACK_BYTES == 138
+    assert re.search(r"TX_DONE_BYTES = \(bit<32>\)\(ETH_BYTES \+ IPV6_BYTES \+ UDP_BYTES \+ BTH_BYTES \+ METH_BYTES \+ "
+                     r"TSETH_BYTES \+\s+RETH_BYTES \+ IMMDT_BYTES\);", text) and C.TX_DONE_BYTES == 102
+    sizes = (toolchain.REPO / "p4src" / "include" / "headers.p4").read_text()
+    for name, value in (("ETH", C.ETH_LEN), ("IPV6", C.IPV6_LEN), ("UDP", C.UDP_LEN), ("BTH", C.BTH_LEN),
+                        ("METH", C.METH_LEN), ("TSETH", C.TSETH_LEN), ("RETH", C.RETH_LEN), ("IMMDT", C.IMMDT_LEN),
+                        ("NETH", C.NETH_LEN), ("SETH", C.SETH_LEN), ("CC_STATE", C.CC_STATE_LEN), ("ICRC", C.ICRC_LEN)):
+        assert re.search(rf"const bit<16> {name}_BYTES\s*= {value};", sizes), name
     assert re.search(rf"HOST_PORT = PORT_CONST\({C.HOST_PORT}\)", text)
 
 
@@ -129,3 +137,22 @@ def test_the_trailing_ones_entries_are_generated_and_right():
     for word in [0, 1, 2, 3, 0xFF, 0xFFFF_FFFF, 0x7FFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF, 0x5555, 0xABCDEF]:
         hits = [t for v, m, t in entries if word & m == v]
         assert hits == [rx_track.trailing_ones(word)], hex(word)
+
+
+def test_the_reorder_bucket_entries_are_generated_and_match_the_models_histogram():
+    """p4src/nic/reorder_buckets.inc is nic_model.rx_track's output, and each
+    24-bit distance matches one entry, the bucket the model counts it in
+    (its bit length), for any window (the ladder it replaces stopped at 10)."""
+    import random
+
+    from nic_model import rx_track
+
+    text = (toolchain.REPO / "p4src" / "nic" / "reorder_buckets.inc").read_text()
+    assert text == rx_track.p4_reorder_entries(), \
+        "run: python -m nic_model.rx_track reorder > p4src/nic/reorder_buckets.inc"
+    entries = [(int(v, 16), int(m, 16), int(b)) for v, m, b in
+               re.findall(r"0x([0-9A-F]+) &&& 0x([0-9A-F]+) : BUCKET\((\d+)\);", text)]
+    assert [b for _, _, b in entries] == list(range(25))
+    rng = random.Random(3)
+    for d in [0, 1, 2, 3, 1023, 1024, 2047, 2048, 2**23, 2**24 - 1] + [rng.getrandbits(24) for _ in range(500)]:
+        assert [b for v, m, b in entries if d & m == v] == [d.bit_length()], d

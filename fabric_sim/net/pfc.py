@@ -121,6 +121,10 @@ class PfcEgress(Egress):
         self.paused, self.paused_at, self.paused_us, self.pauses = False, 0.0, 0.0, 0
         self.on_unblock: list[Callable[[], None]] = []  # called when blocked() turns False: resumed, or room
 
+    def when_unblocked(self, fn: Callable[[], None]) -> None:
+        """Call `fn` each time this port stops being blocked (resumed, or room in its queue)."""
+        self.on_unblock.append(fn)
+
     def set_rate(self, gbps: float) -> None:
         self.gbps = gbps
         self.us_per_byte = 8.0 / (gbps * 1e3)
@@ -275,9 +279,9 @@ class PfcNet:
         """A NIC's RoCE endpoint holds its packets while the port of the
         QP's plane is paused or its data queue full, and looks again when it
         resumes or has room."""
-        endpoint.hold = lambda plane: node.egress[plane_port(plane)].blocked()
+        endpoint.pause_on(lambda plane: node.egress[plane_port(plane)].blocked())
         for eg in node.egress.values():
-            eg.on_unblock.append(endpoint.wake)
+            eg.when_unblocked(endpoint.wake)
 
     def report(self, now: float) -> dict[str, Any]:
         """Pause frames (XOFF) and paused time per link direction that was

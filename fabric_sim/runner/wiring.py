@@ -24,7 +24,7 @@ from mrc_host.ctl import MrcCtl
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
 from mrc_host.host import Host
-from mrc_host.ocp import CcProfileAttr
+from mrc_host.ocp import CcProfileAttr, Ev, EvOp, EvOpEntry, EvOpFlags, EvProfileAttr, EvProfileAttrMask
 
 
 @dataclass
@@ -48,6 +48,19 @@ class RunPlan:
     @property
     def events(self) -> tuple[Event, ...]:
         return self.sc.events
+
+    def reroute(self, nic: int, qpn: int, ev: int) -> None:
+        """The single-path baselines' routing moved QP `qpn` of NIC `nic` to
+        the path `ev`: for an MRC QP through the host's MRC API (REPLACE_EV
+        of its one EV, then its control path), for RoCE its host's own."""
+        host, api = self.hosts[nic], self.apis.get(nic)
+        if api is None:
+            host.reroute(qpn, ev)
+            return
+        old = host.qps[qpn].profile.home[0]
+        api.ctl.modify_ev_profile(qpn, EvProfileAttr(ev_op=EvOp.REPLACE_EV, entries=[
+            EvOpEntry(Ev.of(old), Ev.of(ev), flags=EvOpFlags.ALL_COPIES)]), EvProfileAttrMask.EV_OP)
+        api.ep.set_control_path(qpn, ev)
 
 
 def describe(sc: Scenario, t: Transport, *, nic_health: bool = True) -> RunPlan:
@@ -110,7 +123,7 @@ def driver(plan: RunPlan, now: Callable[[], float]) -> Driver:
 
 def reconverger(plan: RunPlan, fab: qps.Routes, clock: qps.Clock, scale: float = 1.0) -> qps.Reconverger | None:
     """The transport's routing after a fault, if it has one (one path per QP)."""
-    return qps.Reconverger(fab, plan.hosts, clock, plan.links, plan.t.reconvergence_us * scale) \
+    return qps.Reconverger(fab, plan, clock, plan.links, plan.t.reconvergence_us * scale) \
         if plan.tr.reroutes else None
 
 

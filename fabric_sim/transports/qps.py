@@ -19,7 +19,7 @@ plane (the paper's Fig. 14 forces two flows onto one EV).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -29,7 +29,6 @@ from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
 from mrc_host.cc import CongestionControl
 from mrc_host.ev import EvProfile, make_ev
-from mrc_host.host import Host
 from mrc_wire.constants import EV_HEALTH_SLOTS, ev_plane, ev_spine
 
 
@@ -148,14 +147,20 @@ class Routes(Protocol):
     def path_alive(self, src: int, dst: int, plane: int, spine: int) -> bool: ...
 
 
+class Rerouter(Protocol):
+    """Who moves a QP to another path (fabric_sim/runner/wiring.py's plan)."""
+
+    def reroute(self, nic: int, qpn: int, ev: int) -> None: ...
+
+
 class Reconverger:
     """The single-path baseline's routing: after each fault, once the
     reconvergence delay has passed on `clock`, flows on dead paths are
     rehashed."""
 
-    def __init__(self, fab: Routes, hosts: Mapping[int, Host], clock: Clock, links: dict[tuple[int, int], list[QpLink]],
+    def __init__(self, fab: Routes, by: Rerouter, clock: Clock, links: dict[tuple[int, int], list[QpLink]],
                  delay: float):
-        self.fab, self.hosts, self.clock, self.links, self.delay = fab, hosts, clock, links, delay
+        self.fab, self.by, self.clock, self.links, self.delay = fab, by, clock, links, delay
         self.rehashed = 0
 
     def fault(self) -> None:
@@ -176,5 +181,5 @@ class Reconverger:
         if not alive:
             return
         p, s = alive[_hash(src, dst, k) % len(alive)]
-        self.hosts[src].reroute(qpn, make_ev(p, s))  # its slot and its ACKs' path
+        self.by.reroute(src, qpn, make_ev(p, s))  # its slot and its ACKs' path
         self.rehashed += 1

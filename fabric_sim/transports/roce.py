@@ -138,6 +138,10 @@ class RoceEndpoint(W.PacketHost):
     def port_up(self, plane: int) -> None:
         pass
 
+    def pause_on(self, paused: Callable[[int], bool]) -> None:
+        """Hold a QP's packets while `paused(plane)` says its port is (PFC)."""
+        self.hold = paused
+
     # ---- what the NIC hands over besides packets (mrc_wire.pcie.Host) ----
     def on_held(self, qpn: int, psn: int) -> None:
         pass  # RoCE paces itself: the NIC's QP scheduler never holds its data

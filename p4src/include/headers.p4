@@ -9,8 +9,21 @@ const bit<8>  IPPROTO_UDP    = 17;
 const bit<2>  ECN_NOT_ECT    = 0;
 const bit<2>  ECN_CE         = 3;
 
-// Bytes of Ethernet + IPv6: a trimmed frame keeps at least these.
-const bit<32> ETH_IPV6_BYTES = 54;
+// Header lengths, named once (bytes).
+const bit<16> ETH_BYTES  = 14;
+const bit<16> IPV6_BYTES = 40;
+const bit<16> UDP_BYTES  = 8;
+const bit<16> BTH_BYTES  = 12;
+const bit<16> METH_BYTES = 4;
+const bit<16> TSETH_BYTES = 4;
+const bit<16> RETH_BYTES = 16;
+const bit<16> IMMDT_BYTES = 4;
+const bit<16> NETH_BYTES = 20;
+const bit<16> SETH_BYTES = 28;
+const bit<16> CC_STATE_BYTES = 8;
+const bit<16> ICRC_BYTES = 4;
+// Ethernet + IPv6: a trimmed frame keeps at least these.
+const bit<32> ETH_IPV6_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES);
 
 header ethernet_t {
     bit<48> dst_addr;
@@ -206,14 +219,6 @@ const bit<4> NETH_CC_TYPE = 2;    // as both readings fill it
 const bit<2> SETH_M_NONE = 0;     // SETH m: the congestion mark
 const bit<2> SETH_M_SKIP_ONCE = 1;
 const bit<2> EP_PORT_STATUS = 0;  // ERTH op: the sender's port status
-
-// Header lengths, named once (bytes).
-const bit<16> UDP_BYTES  = 8;
-const bit<16> BTH_BYTES  = 12;
-const bit<16> NETH_BYTES = 20;
-const bit<16> SETH_BYTES = 28;
-const bit<16> CC_STATE_BYTES = 8;
-const bit<16> ICRC_BYTES = 4;
 
 // IPv6 with its addresses as 64-bit halves: the NIC uses it so that no
 // target needs arithmetic on 128-bit values (p4c-dpdk has none).

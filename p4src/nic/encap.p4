@@ -13,8 +13,8 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     action set_row(bit<1> same_row, bit<11> row) {
-        meta.same_row = same_row;
-        meta.dst_row = row;
+        meta.out.same_row = same_row;
+        meta.out.dst_row = row;
     }
     // One template per destination row: O(rows), never O(NICs).
     table dest_row {
@@ -34,7 +34,7 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         hdr.ethernet.dst_addr = dst_mac;
     }
     table plane_port {
-        key = { meta.ev[2:0] : exact @name("plane"); }
+        key = { EV_PLANE(meta.ev) : exact @name("plane"); }
         actions = { set_plane; @defaultonly drop; }
         const default_action = drop(nic_drop_reason_t.NO_PLANE);
         size = NUM_PLANES;
@@ -46,18 +46,18 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             plane_port.apply();
         }
         if (meta.drop == 0) {
-            bit<3> plane = meta.ev[2:0];
-            bit<16> t0_src = 2w1 ++ plane ++ meta.my_row;
+            bit<3> plane = EV_PLANE(meta.ev);
+            bit<16> t0_src = 2w1 ++ plane ++ meta.cfg.my_row;
             bit<16> dl = 2w3 ++ plane ++ hdr.inner.dst_lo[10:0];
             bit<64> carrier_hi;
             bit<64> carrier_lo;
-            if (meta.same_row == 1) {
-                carrier_hi = meta.block ++ t0_src ++ dl;
+            if (meta.out.same_row == 1) {
+                carrier_hi = meta.cfg.block ++ t0_src ++ dl;
                 carrier_lo = 0;
             } else {
-                bit<16> t1 = 2w2 ++ plane ++ 3w0 ++ meta.ev[10:3];
-                bit<16> t0_dst = 2w1 ++ plane ++ meta.dst_row;
-                carrier_hi = meta.block ++ t0_src ++ t1;
+                bit<16> t1 = 2w2 ++ plane ++ 3w0 ++ EV_SPINE(meta.ev);
+                bit<16> t0_dst = 2w1 ++ plane ++ meta.out.dst_row;
+                carrier_hi = meta.cfg.block ++ t0_src ++ t1;
                 carrier_lo = t0_dst ++ dl ++ 32w0;
             }
             hdr.outer.setValid();

@@ -8,6 +8,9 @@
 // turn: the usable bits rotated to the turn, then a ternary first-one
 // lookup (no loops). Skips are passed over only while min_active slots
 // stay usable; with none usable the turn's slot is taken as configured.
+// What a packet for our sender says of its paths is this stage's too
+// (`Evidence`): a SACK's congestion mark or a TRIMMED NACK skips its EV
+// once, the peer's port status (ERTH) says which of its planes are down.
 // Every change this stage makes is an EV event to the control plane
 // (meta.ev_event, sent as a digest by main.p4).
 #ifndef MRC_NIC_EV_HEALTH_P4
@@ -26,8 +29,8 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     action no_slots() { ev_slot_bits = 0; }
     table ev_slots {
         key = {
-            meta.h_qp : exact @name("qp_index");
-            meta.h_ev : exact @name("ev");
+            meta.h.qp : exact @name("qp_index");
+            meta.h.ev : exact @name("ev");
         }
         actions = { set_slots; @defaultonly no_slots; }
         const default_action = no_slots();
@@ -50,7 +53,7 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 
     action report(bit<8> reason, bit<32> ev, bit<64> slots, bit<8> old_state, bit<8> new_state) {
         meta.ev_digest = 1;
-        meta.ev_event.qp_index = meta.h_qp;
+        meta.ev_event.qp_index = meta.h.qp;
         meta.ev_event.reason = reason;
         meta.ev_event.ev = ev;
         meta.ev_event.slots = slots;
@@ -61,17 +64,17 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     apply {
-        bit<32> q = (bit<32>)meta.h_qp;
-        if (meta.h_op == HEALTH_PICK) {
-            REG_READ(qp_rotation, meta.h_turn, q);
-            meta.h_turn8 = meta.h_turn[7:0];
+        bit<32> q = (bit<32>)meta.h.qp;
+        if (meta.h.op == HEALTH_PICK) {
+            REG_READ(qp_rotation, meta.h.turn, q);
+            meta.h.turn8 = meta.h.turn[7:0];
         }
-        if (meta.h_op == HEALTH_PICK && meta.h_health == 0) {
-            meta.h_slot = meta.h_turn & meta.h_mask;   // the plain rotation
-            REG_WRITE(qp_rotation, q, meta.h_turn + 1);
-        } else if (meta.h_op == HEALTH_PICK) {
+        if (meta.h.op == HEALTH_PICK && meta.h.health == 0) {
+            meta.h.slot = meta.h.turn & meta.h.mask;   // the plain rotation
+            REG_WRITE(qp_rotation, q, meta.h.turn + 1);
+        } else if (meta.h.op == HEALTH_PICK) {
             // Shift amounts in 8 bits (p4c-dpdk's limit), sliced from the metadata.
-            bit<8> m8 = meta.h_mask8;
+            bit<8> m8 = meta.h.mask8;
             bit<8> n = m8 + 1;
             bit<64> valid = 64w0xFFFFFFFFFFFFFFFF >> (8w64 - n);
             bit<64> skip;
@@ -86,9 +89,9 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             if (down != 0) {
                 // The slots whose plane is down: bit k of slot s's plane is bit s of plane word k.
                 bit<64> on = 0;
-                bit<64> b0 = meta.h_plane0;
-                bit<64> b1 = meta.h_plane1;
-                bit<64> b2 = meta.h_plane2;
+                bit<64> b0 = meta.h.plane0;
+                bit<64> b1 = meta.h.plane1;
+                bit<64> b2 = meta.h.plane2;
                 if (down[0:0] == 1) { on = on | (~b0 & ~b1 & ~b2); }
                 if (down[1:1] == 1) { on = on | (b0 & ~b1 & ~b2); }
                 if (down[2:2] == 1) { on = on | (~b0 & b1 & ~b2); }
@@ -108,10 +111,10 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             c = c + (c >> 8);
             c = c + (c >> 16);
             c = c + (c >> 32);
-            if (c[7:0] & 0x7F < meta.h_min_active) {
+            if (c[7:0] & 0x7F < meta.h.min_active) {
                 usable = ~hard & valid;   // skips are not passed over below the floor
             }
-            bit<8> t = meta.h_turn8 & m8;
+            bit<8> t = meta.h.turn8 & m8;
             bit<8> rest = n - t;
             bit<64> x = ((usable >> t) | (usable << rest)) & valid;
             k = 0;
@@ -129,25 +132,53 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             }
             bit<8> k8 = 1w0 ++ k;
             bit<8> pick = t + k8;
-            meta.h_slot = 8w0 ++ (pick & m8);
-            REG_WRITE(qp_rotation, q, meta.h_turn + (8w0 ++ k8) + 1);
-        } else if (meta.h_op == HEALTH_SKIP) {
+            meta.h.slot = 8w0 ++ (pick & m8);
+            REG_WRITE(qp_rotation, q, meta.h.turn + (8w0 ++ k8) + 1);
+        } else if (meta.h.op == HEALTH_SKIP) {
             ev_slots.apply();
             bit<64> skip;
             REG_READ(ev_skip, skip, q);
             bit<64> fresh = ev_slot_bits & ~skip;
             if (fresh != 0) {
                 REG_WRITE(ev_skip, q, skip | fresh);
-                report(meta.h_reason, meta.h_ev, fresh, EVS_GOOD, EVS_SKIP);
+                report(meta.h.reason, meta.h.ev, fresh, EVS_GOOD, EVS_SKIP);
             }
-        } else if (meta.h_op == HEALTH_PORTS) {
+        } else if (meta.h.op == HEALTH_PORTS) {
             bit<8> old;
             REG_READ(ev_peer_down, old, q);
-            if (old != meta.h_down) {
-                REG_WRITE(ev_peer_down, q, meta.h_down);
+            if (old != meta.h.down) {
+                REG_WRITE(ev_peer_down, q, meta.h.down);
                 report(EVR_PORT_STATUS, 0, 0, 0, 0);
-                meta.ev_event.planes_down = meta.h_down & ~old;
-                meta.ev_event.planes_up = old & ~meta.h_down;
+                meta.ev_event.planes_down = meta.h.down & ~old;
+                meta.ev_event.planes_up = old & ~meta.h.down;
+            }
+        }
+    }
+}
+
+// What a packet for one of our QPs with health says of its sender's paths:
+// the operation EvHealth carries out on the QP's registers.
+control Evidence(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
+    apply {
+        meta.h.qp = meta.rx.index;
+        if (meta.rx.peer_hit == 0 || meta.rx.health == 0) {
+            // no health kept for the QP
+        } else if (hdr.seth.isValid()) {
+            if (meta.rx.skip_on_mark == 1 && hdr.seth.pr == 0 && hdr.seth.m == SETH_M_SKIP_ONCE) {
+                meta.h.op = HEALTH_SKIP;
+                meta.h.ev = hdr.seth.entropy;
+                meta.h.reason = EVR_CONGESTION;
+            }
+        } else if (hdr.neth.isValid()) {
+            if (hdr.neth.nack_reason == NACK_TRIMMED) {
+                meta.h.op = HEALTH_SKIP;
+                meta.h.ev = hdr.neth.entropy;
+                meta.h.reason = EVR_TRIMMED;
+            }
+        } else if (hdr.erth.isValid()) {
+            if (hdr.erth.op == EP_PORT_STATUS) {
+                meta.h.op = HEALTH_PORTS;
+                meta.h.down = hdr.erth.port_status_mask[7:0];
             }
         }
     }

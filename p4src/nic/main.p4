@@ -1,6 +1,10 @@
-// The NIC's main control, shared by every target's top file: transmit or
-// receive, then Encap, then the NACK's send (receive step 2) or the count
-// per EV and plane (transmit step 5 of DESIGN.md section 5).
+// The NIC's main control, shared by every target's top file, stage for
+// stage as nic_model/nic_pipeline.py: transmit (tx.p4) or receive
+// (decap.p4, the receiver rx_track.p4, path health's evidence, trim_nack.p4,
+// the receiver's answers), the rotation and path health (ev_health.p4),
+// spray, encapsulation (encap.p4); then what leaves: a packet the NIC made
+// counted by kind, the host's counted per EV and plane (transmit step 5
+// of DESIGN.md section 5) with its transmit completion cloned to the host.
 #ifndef MRC_NIC_MAIN_P4
 #define MRC_NIC_MAIN_P4
 
@@ -10,13 +14,13 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
 
     action set_nic(bit<32> block, bit<11> my_row, bit<64> my_addr_hi, bit<64> my_addr_lo, bit<6> dscp_control,
                    bit<6> dscp_trimmed, bit<6> dscp_trimmed_lasthop) {
-        meta.block = block;
-        meta.my_row = my_row;
-        meta.my_addr_hi = my_addr_hi;
-        meta.my_addr_lo = my_addr_lo;
-        meta.dscp_control = dscp_control;
-        meta.dscp_trimmed = dscp_trimmed;
-        meta.dscp_trimmed_lasthop = dscp_trimmed_lasthop;
+        meta.cfg.block = block;
+        meta.cfg.my_row = my_row;
+        meta.cfg.my_addr_hi = my_addr_hi;
+        meta.cfg.my_addr_lo = my_addr_lo;
+        meta.cfg.dscp_control = dscp_control;
+        meta.cfg.dscp_trimmed = dscp_trimmed;
+        meta.cfg.dscp_trimmed_lasthop = dscp_trimmed_lasthop;
     }
     // Keyless: the control plane sets the NIC's identity as the default.
     table nic_config {
@@ -43,7 +47,12 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     Transmit() tx;
     EvHealth() health;
     Spray() spray;
-    Receive() rx;
+    Decap() decap;
+    RxTrack() track;
+    Evidence() evidence;
+    TrimNack() trim_nack;
+    RxAnswer() answer;
+    ToHost() to_host;
     Encap() encap;
 
     apply {
@@ -54,25 +63,36 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         } else if (IN_PORT == HOST_PORT) {
             tx.apply(hdr, meta, STD_META);
         } else {
-            rx.apply(hdr, meta, STD_META);
+            decap.apply(hdr, meta, STD_META);
+            if (meta.drop == 0) {
+                if (meta.rx.op != RX_OP_NONE) {
+                    track.apply(hdr, meta, STD_META);
+                }
+                evidence.apply(hdr, meta, STD_META);
+                trim_nack.apply(hdr, meta, STD_META);
+                answer.apply(hdr, meta, STD_META);
+                if (meta.out.encap == 0) {
+                    to_host.apply(hdr, meta, STD_META);
+                }
+            }
         }
-        if (meta.h_op != HEALTH_NONE) {
+        if (meta.h.op != HEALTH_NONE) {
             health.apply(hdr, meta, STD_META);   // the rotation's pick, or a packet's evidence
         }
         if (meta.drop == 0 && IN_PORT == HOST_PORT) {
             spray.apply(hdr, meta, STD_META);
         }
-        if (meta.drop == 0 && meta.encap == 1) {
+        if (meta.drop == 0 && meta.out.encap == 1) {
             encap.apply(hdr, meta, STD_META);
         }
-        if (meta.drop == 0 && meta.encap == 1) {
-            hdr.outer.dscp = meta.outer_dscp;
-            hdr.outer.ecn = meta.outer_ecn;
-            if (meta.gen == 1) {
+        if (meta.drop == 0 && meta.out.encap == 1) {
+            hdr.outer.dscp = meta.out.dscp;
+            hdr.outer.ecn = meta.out.ecn;
+            if (meta.out.gen == 1) {
                 // A packet this NIC made (NACK, SACK, probe answer): cut to
                 // its headers, counted by kind, not as the host's traffic.
-                TRUNCATE(meta.trunc);
-                if (meta.is_nack == 1) {
+                TRUNCATE(meta.out.trunc);
+                if (meta.out.is_nack == 1) {
                     nack_reasons.count((bit<32>)hdr.neth.nack_reason);
                     nic_events.count(NEV_NACK);
                 } else if (hdr.seth.pr == 1) {
@@ -80,7 +100,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 } else {
                     nic_events.count(NEV_SACK);
                 }
-                if (meta.notice == 1) {
+                if (meta.out.notice == 1) {
                     MIRROR_TO(NOTICE_SESSION);   // a trimmed packet's notice to the host
                 }
                 if (meta.host_copy == 1) {
@@ -89,15 +109,19 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 }
             } else {
                 ev_stats.apply();
-                plane_tx.count((bit<32>)meta.ev[2:0]);
+                plane_tx.count((bit<32>)EV_PLANE(meta.ev));
                 nic_events.count(NEV_TX);
+                if (hdr.meth.isValid()) {
+                    meta.tx_done = 1;   // the transmit completion: the EV this data took, to the host
+                    MIRROR_KEEP(NOTICE_SESSION);
+                }
             }
         } else if (meta.drop == 0) {
             nic_events.count(NEV_RX);
         }
-        if (meta.rx_kind == RX_DUPLICATE) {
+        if (meta.rx.kind == RX_DUPLICATE) {
             nic_events.count(NEV_DUPLICATE);
-        } else if (meta.rx_kind == RX_BEYOND) {
+        } else if (meta.rx.kind == RX_BEYOND) {
             nic_events.count(NEV_BEYOND_WINDOW);
         }
         if (meta.ev_digest == 1) {

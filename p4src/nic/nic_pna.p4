@@ -11,8 +11,10 @@
 #include "encap.p4"
 #include "ev_health.p4"
 #include "tx.p4"
+#include "reply.p4"
+#include "decap.p4"
+#include "trim_nack.p4"
 #include "rx_track.p4"
-#include "rx.p4"
 #include "main.p4"
 
 control NicPre(in nic_headers_t hdr, inout nic_metadata_t meta,

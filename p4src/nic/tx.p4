@@ -20,15 +20,15 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     // keeping min_active; plane_bit0..2: which slot is on which plane.
     action set_qp(bit<16> qp_index, bit<16> base, bit<16> mask, bit<1> health, bit<8> min_active,
                   bit<64> plane_bit0, bit<64> plane_bit1, bit<64> plane_bit2) {
-        meta.qp_index = qp_index;
-        meta.slot = base;
-        meta.h_mask = mask;
-        meta.h_mask8 = mask[7:0];
-        meta.h_health = health;
-        meta.h_min_active = min_active;
-        meta.h_plane0 = plane_bit0;
-        meta.h_plane1 = plane_bit1;
-        meta.h_plane2 = plane_bit2;
+        meta.tx.qp_index = qp_index;
+        meta.tx.slot = base;
+        meta.h.mask = mask;
+        meta.h.mask8 = mask[7:0];
+        meta.h.health = health;
+        meta.h.min_active = min_active;
+        meta.h.plane0 = plane_bit0;
+        meta.h.plane1 = plane_bit1;
+        meta.h.plane2 = plane_bit2;
     }
     table qp_ev {
         key = { hdr.bth.dqp : exact @name("qpn"); }
@@ -44,8 +44,8 @@ control Transmit(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             qp_ev.apply();
         }
         if (meta.drop == 0 && meta.is_control == 0) {
-            meta.h_op = HEALTH_PICK;   // data: the rotation picks its slot
-            meta.h_qp = meta.qp_index;
+            meta.h.op = HEALTH_PICK;   // data: the rotation picks its slot
+            meta.h.qp = meta.tx.qp_index;
         }
     }
 }
@@ -59,7 +59,7 @@ control Spray(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     // What the control plane rewrites to retire or restore an EV.
     action set_ev(bit<32> ev) { meta.ev = ev; }
     table slot_ev {
-        key = { meta.slot : exact @name("slot"); }
+        key = { meta.tx.slot : exact @name("slot"); }
         actions = { set_ev; @defaultonly drop; }
         const default_action = drop(nic_drop_reason_t.NO_EV);
         size = SLOT_TABLE_SIZE;
@@ -69,7 +69,7 @@ control Spray(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         if (meta.is_control == 1) {
             meta.ev = hdr.udp.src_port ++ hdr.inner.flow_label[15:0];   // the host's EV
         } else {
-            meta.slot = meta.slot + meta.h_slot;   // the QP's base + the rotation's pick
+            meta.tx.slot = meta.tx.slot + meta.h.slot;   // the QP's base + the rotation's pick
             slot_ev.apply();
         }
         if (meta.drop == 0) {
@@ -77,11 +77,11 @@ control Spray(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             hdr.udp.src_port = meta.ev[31:16];
             hdr.inner.flow_label = hdr.inner.flow_label[19:16] ++ meta.ev[15:0];
             hdr.udp.checksum = 0;   // not recomputed; MRC relies on the ICRC
-            meta.encap = 1;
-            meta.outer_dscp = hdr.inner.dscp;   // the host sets the class
-            meta.outer_ecn = 0;
+            meta.out.encap = 1;
+            meta.out.dscp = hdr.inner.dscp;   // the host sets the class
+            meta.out.ecn = 0;
             if (hdr.meth.isValid()) {
-                meta.outer_ecn = 2;   // ECT(0) on data
+                meta.out.ecn = 2;   // ECT(0) on data
             }
         }
     }

@@ -78,11 +78,28 @@ struct ev_event_t {
     bit<8>  planes_up;   // ... and back
 }
 
-// A NACK built from a trimmed stub: Ethernet, both IPv6 headers, UDP, BTH,
-// NETH and the ICRC (mrc_wire.constants.NACK_BYTES).
-const bit<32> NACK_BYTES = 14 + 40 + 40 + 8 + 12 + 20 + 4;
-// A SACK the receiver builds: the same with SETH and CC_STATE instead of NETH.
-const bit<32> SACK_BYTES = 14 + 40 + 40 + 8 + 12 + 28 + 8 + 4;
+// The EV format (DESIGN.md section 5): EV[2:0] its plane, EV[10:3] its spine.
+#define EV_PLANE(ev) ((ev)[2:0])
+#define EV_SPINE(ev) ((ev)[10:3])
+// rx_reverse: a QP's reverse EV of each plane, NUM_PLANES per QP.
+#define REVERSE_AT(qp_index, plane) ((bit<32>)(qp_index) * NUM_PLANES + (bit<32>)(plane))
+
+// What the NIC makes and sends, in bytes: a NACK built from a trimmed stub
+// (Ethernet, both IPv6 headers, UDP, BTH, NETH, ICRC:
+// mrc_wire.constants.NACK_BYTES); a SACK the receiver builds (SETH and
+// CC_STATE in NETH's place); a transmit completion, the host's data
+// packet back to it cut to its headers (Ethernet, IPv6, UDP, BTH, METH,
+// TSETH, RETH and room for ImmDt).
+const bit<32> NACK_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + IPV6_BYTES + UDP_BYTES + BTH_BYTES + NETH_BYTES +
+                                     ICRC_BYTES);
+const bit<32> SACK_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + IPV6_BYTES + UDP_BYTES + BTH_BYTES + SETH_BYTES +
+                                     CC_STATE_BYTES + ICRC_BYTES);
+const bit<32> TX_DONE_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + UDP_BYTES + BTH_BYTES + METH_BYTES + TSETH_BYTES +
+                                        RETH_BYTES + IMMDT_BYTES);
+// A data packet's headers from the fabric, before its payload (TSETH and
+// ImmDt when there are added): Ethernet, both IPv6, UDP, BTH, METH, RETH, ICRC.
+const bit<32> DATA_HEADER_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + IPV6_BYTES + UDP_BYTES + BTH_BYTES +
+                                            METH_BYTES + RETH_BYTES + ICRC_BYTES);
 
 struct nic_headers_t {
     ethernet_t   ethernet;
@@ -101,12 +118,13 @@ struct nic_headers_t {
     peth_t       peth;
     erth_t       erth;
     eeth_t       eeth;
-    icrc_t       icrc;       // emitted only by the NACK the NIC builds
+    icrc_t       icrc;       // emitted only by the packets the NIC builds
 }
 
-struct nic_metadata_t {
-    bit<1>   drop;
-    nic_drop_reason_t drop_reason;
+// Metadata, by the stage that fills it.
+
+// The NIC's identity (main.p4's nic_config).
+struct cfg_meta_t {
     bit<32>  block;
     bit<11>  my_row;
     bit<64>  my_addr_hi;
@@ -114,53 +132,84 @@ struct nic_metadata_t {
     bit<6>   dscp_control;
     bit<6>   dscp_trimmed;
     bit<6>   dscp_trimmed_lasthop;
+}
+
+// Transmit and spray (tx.p4): the QP's index, its slot range's base, then the slot.
+struct tx_meta_t {
     bit<16>  qp_index;
     bit<16>  slot;
-    bit<32>  ev;
-    bit<1>   same_row;
+}
+
+// Encapsulation (encap.p4) and what main.p4 does with a packet on its way out.
+struct out_meta_t {
+    bit<1>   encap;        // encapsulate and send to a plane port
+    bit<1>   same_row;     // dest_row's template
     bit<11>  dst_row;
-    bit<1>   encap;        // set by transmit or the NACK path
-    bit<1>   is_nack;
-    bit<1>   is_control;     // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
+    bit<6>   dscp;         // the outer header's
+    bit<2>   ecn;
     bit<1>   gen;          // a packet the NIC made (NACK, SACK, probe answer): counted as such, not as tx
+    bit<1>   is_nack;
     bit<1>   notice;       // a trimmed packet's notice goes to the host
     bit<32>  trunc;        // bytes the packet is cut to (0: not cut)
-    @field_list(1)
-    bit<1>   host_copy;    // a copy of the data goes to the host (the original became the SACK)
-    // The receiver (rx_track.p4): the QP's qp_peer entry, and what the stage found.
-    bit<16>  rx_index;
-    bit<1>   rx_offload;
-    bit<1>   rx_follow;
+}
+
+// The receiver: qp_peer's entry (decap.p4), what rx_track.p4 is asked and found.
+struct rx_meta_t {
+    bit<1>   trimmed;      // trimmed data: trim_nack.p4 answers it
+    bit<1>   peer_hit;
+    bit<24>  peer_qpn;
+    bit<16>  index;
+    bit<1>   offload;
+    bit<1>   follow;
     bit<32>  ack_bytes;
-    bit<2>   rx_op;
-    bit<2>   rx_kind;
-    bit<1>   rx_sack;
-    bit<24>  rx_cum;
-    bit<16>  rx_ooo;
-    bit<32>  rx_rcvd;
-    bit<32>  rx_reverse_ev;
-    bit<64>  rx_bitmap;
-    bit<32>  rx_length;    // the data packet's payload bytes
-    bit<6>   outer_dscp;
-    bit<2>   outer_ecn;
-    // Path health (ev_health.p4): the QP's entries, what the stage is asked, what it found.
-    bit<1>   rx_health;
-    bit<1>   rx_skip_on_mark;
-    bit<1>   h_health;     // the QP's slots have health (else the plain rotation)
-    bit<2>   h_op;
-    bit<16>  h_qp;
-    bit<32>  h_ev;
-    bit<8>   h_reason;
-    bit<16>  h_mask;
-    bit<8>   h_mask8;      // h_mask and h_turn in 8 bits: shift amounts (p4c-dpdk's limit)
-    bit<8>   h_turn8;
-    bit<8>   h_min_active;
-    bit<64>  h_plane0;
-    bit<64>  h_plane1;
-    bit<64>  h_plane2;
-    bit<16>  h_turn;       // in: the rotation's turn; out: the next one
-    bit<16>  h_slot;       // out: the slot within the QP
-    bit<8>   h_down;
+    bit<1>   health;
+    bit<1>   skip_on_mark;
+    bit<2>   op;
+    bit<2>   kind;
+    bit<1>   sack;
+    bit<24>  cum;
+    bit<16>  ooo;
+    bit<32>  rcvd;
+    bit<32>  reverse_ev;
+    bit<64>  bitmap;
+    bit<32>  length;       // the data packet's payload bytes
+}
+
+// Path health (ev_health.p4): the QP's qp_ev words, what the stage is asked, what it found.
+struct health_meta_t {
+    bit<1>   health;       // the QP's slots have health (else the plain rotation)
+    bit<2>   op;
+    bit<16>  qp;
+    bit<32>  ev;
+    bit<8>   reason;
+    bit<16>  mask;
+    bit<8>   mask8;        // mask and turn in 8 bits: shift amounts (p4c-dpdk's limit)
+    bit<8>   turn8;
+    bit<8>   min_active;
+    bit<64>  plane0;
+    bit<64>  plane1;
+    bit<64>  plane2;
+    bit<16>  turn;         // in: the rotation's turn; out: the next one
+    bit<16>  slot;         // out: the slot within the QP
+    bit<8>   down;
+}
+
+struct nic_metadata_t {
+    bit<1>   drop;
+    nic_drop_reason_t drop_reason;
+    bit<1>   is_control;   // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
+    // Kept by an ingress clone (field list 1): what egress makes of the copy.
+    @field_list(1)
+    bit<32>  ev;           // the EV the packet travels on
+    @field_list(1)
+    bit<1>   host_copy;    // a copy of new data goes to the host (the original became the SACK)
+    @field_list(1)
+    bit<1>   tx_done;      // the transmit completion: the host's data packet back to it, its EV written in
+    cfg_meta_t    cfg;
+    tx_meta_t     tx;
+    out_meta_t    out;
+    rx_meta_t     rx;
+    health_meta_t h;
     bit<1>   ev_digest;
     ev_event_t ev_event;
 }

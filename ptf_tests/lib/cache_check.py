@@ -27,7 +27,7 @@ from switch_model.pipeline import SwitchModel
 
 NF_D = nic_fabric.D  # the topology's DSCPs
 SWITCH_COUNTERS = ("port_rx", "port_tx", "port_drop", "port_rx_bytes", "port_tx_bytes", "drops", "events")
-NIC_COUNTERS = ("rotation", "ev_tx", "plane_tx", "ev_tx_bytes", "plane_tx_bytes", "drops", "nacks", "events")
+NIC_COUNTERS = ("turns", "ev_tx", "plane_tx", "ev_tx_bytes", "plane_tx_bytes", "drops", "nacks", "events")
 
 
 def _switch_pair(full: bool = True) -> tuple[SwitchModel, SwitchModel]:
@@ -113,11 +113,11 @@ def _switch_fields(m: SwitchModel) -> Process:
 
 def _nic_fields(m: NicModel) -> Process:
     """The NIC as the timed fabric drives it: the host's packet (without
-    the host port's Ethernet header) to `transmit`, header fields from a
-    plane port to `receive`."""
+    the host port's Ethernet header) to `transmit` (with the completion the
+    host port would get), header fields from a plane port to `receive`."""
     def given(port: int, frame: bytes, pad: int) -> Sequence[Out]:
         if port == N.HOST_PORT:
-            return m.transmit(frame[ETH_LEN:], pad)
+            return m.with_completion(frame, m.transmit(frame[ETH_LEN:], pad))
         return m.receive(parse_frame(frame, pad))
     return given
 

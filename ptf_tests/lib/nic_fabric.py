@@ -65,6 +65,26 @@ def _inner(src: str, dst: str, qpn: int, psn: int, payload: bytes, fl: int, dscp
     return IPv6(bytes(pkt))
 
 
+TX_DONE_BYTES = 14 + 40 + 8 + 12 + 4 + 4 + 16 + 4  # Ethernet, IPv6, UDP, BTH, METH, TSETH, RETH, ImmDt (docs/nic.md)
+
+
+def completion(host_frame: Packet, ev: int) -> bytes:
+    """The transmit completion of a data packet the host sent (docs/nic.md,
+    "what crosses PCIe"): that frame back on the host port, the EV the data
+    plane picked in its UDP source port and the low 16 bits of its flow
+    label, its UDP checksum zero, cut to its headers."""
+    f = Ether(bytes(host_frame))
+    f[UDP].sport = ev >> 16
+    f[UDP].chksum = 0
+    f[IPv6].fl = (f[IPv6].fl & 0xF0000) | (ev & 0xFFFF)
+    return bytes(f)[:TX_DONE_BYTES]
+
+
+def split(outputs: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], list[bytes]]:
+    """(what went to the plane ports, the completions the host port got)."""
+    return [(p, f) for p, f in outputs if p != N.HOST_PORT], [f for p, f in outputs if p == N.HOST_PORT]
+
+
 def carrier(plane: int, src_nic: int, dst_nic: int, spine: int) -> str:
     H_ = TOPO.hosts_per_t0
     return str(A.path_carrier(TOPO, plane, src_nic // H_, dst_nic // H_, dst_nic % H_, spine))

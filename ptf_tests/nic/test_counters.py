@@ -21,6 +21,7 @@ from ptf_tests.lib.nic_fabric import (
     from_fabric,
     host_control,
     host_data,
+    split,
 )
 
 EVENTS = ("tx", "rx", "nack")
@@ -46,8 +47,8 @@ def test_sprayed_data_counts_per_ev_and_plane_packets_and_bytes(nic_target):
     evs0 = {ev: (nic_target.ev_count(ev), nic_target.ev_bytes(ev)) for ev in PROFILE.home}
     planes0 = {p: (nic_target.plane_count(p), nic_target.plane_bytes(p)) for p in range(TOPO.planes)}
     ev0 = _events(nic_target)
-    out = nic_target.burst(frames)
-    assert len(out) == 4
+    out, done = split(nic_target.burst(frames))
+    assert len(out) == 4 and len(done) == 4  # each with its completion to the host
     want_ev: dict[int, list[int]] = {ev: [0, 0] for ev in PROFILE.home}
     want_plane = {p: [0, 0] for p in range(TOPO.planes)}
     # Counted in ingress (docs/nic.md): the bytes of the host's frame, which

@@ -15,7 +15,8 @@ COUNT = 1200
 def _model_in_step(nic_target) -> NicModelTarget:
     """A model whose QP rotation stands where the target's does: one data
     packet shows the target's slot (a remote device cannot reset it)."""
-    [(_, first)] = nic_target.burst([(HOST_PORT, bytes(nic_fabric.host_data(nic_fabric.PEER)))])
+    sent = nic_target.burst([(HOST_PORT, bytes(nic_fabric.host_data(nic_fabric.PEER)))])
+    [(_, first)], _done = nic_fabric.split(sent)
     ev = ev_of(first[14 + 40:])  # the inner header, after Ethernet and the outer IPv6
     [qp] = [q for q in nic_fabric.NIC.qps if q.qpn == nic_fabric.PEER_QPN]  # QpEv: keyed by the peer's QP
     [slot] = [s.slot for s in nic_fabric.NIC.slots if s.ev == ev and qp.base <= s.slot <= qp.base + qp.mask]

@@ -20,9 +20,11 @@ from ptf_tests.lib.nic_fabric import (
     SAME_ROW_PEER,
     D,
     carrier,
+    completion,
     encapsulated,
     from_fabric,
     host_data,
+    split,
 )
 
 EV = PROFILE.home[3]  # plane 1
@@ -202,8 +204,9 @@ def test_truncated_frame_dropped_as_malformed(nic_target):
     # Nothing broke: the next good packet is sent as usual, on the EV the
     # rotation is at (wherever a remote device's rotation stands).
     pkt = host_data(PEER)
-    [(port, frame)] = nic_target.burst([(N.HOST_PORT, bytes(pkt))])
+    [(port, frame)], [done] = split(nic_target.burst([(N.HOST_PORT, bytes(pkt))]))
     out = Ether(frame)
     ev = (out[UDP].sport << 16) | (out[IPv6].payload.fl & 0xFFFF)
     assert ev in PROFILE.home and port == N.plane_port(ev & 7)
     assert frame == bytes(encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 2))
+    assert done == completion(pkt, ev)

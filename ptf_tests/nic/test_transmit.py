@@ -1,4 +1,5 @@
-"""NIC transmit: exact encapsulation and spraying (model and BMv2)."""
+"""NIC transmit: exact encapsulation and spraying, and each data packet's
+transmit completion to the host (the EV it took) (model and BMv2)."""
 
 from collections import Counter
 
@@ -10,8 +11,20 @@ from scapy.layers.l2 import Ether
 from control_plane import addressing as A
 from control_plane import nic_plan as N
 from mrc_host.ev import EvEvent, EvProfile, ev_plane
+from ptf_tests.lib import headers as H
 from ptf_tests.lib.fabric import TOPO
-from ptf_tests.lib.nic_fabric import ME, PEER, PROFILE, SAME_ROW_PEER, D, encapsulated, host_control, host_data
+from ptf_tests.lib.nic_fabric import (
+    ME,
+    PEER,
+    PROFILE,
+    SAME_ROW_PEER,
+    D,
+    completion,
+    encapsulated,
+    host_control,
+    host_data,
+    split,
+)
 
 ROTATION_RESET = "the QP's rotation back at slot 0 (BMv2 Thrift register_reset qp_rotation)"
 
@@ -23,6 +36,26 @@ def test_exact_encapsulation_cross_spine(nic_target):
     ev = PROFILE.home[0]  # first packet of the QP: slot 0
     exp = encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 2)
     nic_target.verify_packet(exp, N.plane_port(ev & 7))
+    nic_target.verify_packet(completion(pkt, ev), N.HOST_PORT)
+    nic_target.verify_no_other_packets()
+
+
+@pytest.mark.bmv2_knob(ROTATION_RESET)
+def test_each_data_packet_comes_back_as_its_completion_naming_the_ev_it_took(nic_target):
+    """Its headers only, the EV in its UDP source port and flow label: what
+    the host learns each packet's EV from (mrc_wire.pcie.Host.on_sent).
+    Control packets have none: their EV is the host's own."""
+    pkts = [host_data(PEER, psn=i, payload=bytes(300)) for i in range(3)]
+    for pkt in pkts:
+        nic_target.send(N.HOST_PORT, pkt)
+    for pkt, ev in zip(pkts, PROFILE.home, strict=False):
+        done = completion(pkt, ev)
+        assert len(done) == 102 < len(bytes(pkt))
+        nic_target.verify_packet(done, N.HOST_PORT)
+        nic_target.verify_packet(encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 2), N.plane_port(ev & 7))
+    ack, path = host_control(H.OP_ACK, H.AETH(syndrome=0x1F), PROFILE.home[1]), PROFILE.home[1]
+    nic_target.send(N.HOST_PORT, ack)
+    nic_target.verify_packet(encapsulated(ack[IPv6], path, ME, PEER, D["control"], 0), N.plane_port(path & 7))
     nic_target.verify_no_other_packets()
 
 
@@ -37,11 +70,24 @@ def test_exact_encapsulation_same_row(nic_target):
         p = ev & 7  # same row: block:T0(p,0):DL(p,1):: , no spine
         assert exp[IPv6].dst == str(A.carrier(TOPO, [A.usid(A.TIER_T0, p, 0), A.usid(A.TIER_DL, p, 1)]))
         nic_target.verify_packet(exp, N.plane_port(ev & 7))
+        nic_target.verify_packet(completion(pkt, ev), N.HOST_PORT)
     nic_target.verify_no_other_packets()
 
 
 def _evs(outputs):
-    return [(port, (Ether(f)[UDP].sport << 16) | (Ether(f)[IPv6].payload.fl & 0xFFFF)) for port, f in outputs]
+    """(port, EV) of what went to the plane ports; each had its completion, on the same EV."""
+    wire, done = split(outputs)
+    assert sorted(_ev(f) for f in done) == sorted(_ev(f) for _, f in wire)
+    return [(port, _ev(f)) for port, f in wire]
+
+
+def _ev(f: bytes) -> int:
+    """The EV in a frame's innermost IPv6 and UDP headers (a completion has no outer header)."""
+    e = Ether(f)
+    inner = e[IPv6].payload if e[IPv6].nh == 41 else e[IPv6]
+    return (e[UDP].sport << 16) | (inner.fl & 0xFFFF)
+
+
 
 
 def test_spraying_uses_every_ev_equally_and_planes_equally(nic_target):
@@ -80,8 +126,6 @@ def test_control_goes_on_the_ev_in_its_inner_headers_not_the_one_it_echoes(nic_t
     """ACK, SACK and NACK ride the QP's reverse EV that the host wrote in
     the inner headers; the EV they echo (in the extension) may be another
     plane's (docs/nic.md)."""
-    from ptf_tests.lib import headers as H
-
     echoed, path = PROFILE.home[0], PROFILE.home[1]
     assert ev_plane(echoed) != ev_plane(path)
     for op, ext in ((H.OP_ACK, H.AETH(syndrome=0x1F)),
@@ -107,4 +151,4 @@ def test_unknown_opcode_is_sprayed_without_ect(nic_target):
     ev = PROFILE.home[0]
     exp = encapsulated(pkt[IPv6], ev, ME, PEER, D["data_trimmable"], 0)
     nic_target.verify_packet(exp, N.plane_port(ev & 7))
-    nic_target.verify_no_other_packets()
+    nic_target.verify_no_other_packets()  # not data: no completion
