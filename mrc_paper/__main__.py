@@ -64,8 +64,7 @@ def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
                 if c.experiment == exp.key and c.seeded:
                     plan[exp.key] += [((c.id, k), *seed_tasks(exp, c, k)) for k in range(1, c.seeded)]
         except ScenarioError as exc:
-            for line in exc.lines():
-                print(f"error: {exp.key}: {line}", file=sys.stderr)
+            exc.report(f"{exp.key}: ")
             return None
     return plan
 
