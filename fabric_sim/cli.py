@@ -18,11 +18,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from control_plane import outputs
 from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
-from fabric_sim.report import outdir, plots, sweep_live, sweep_out
-from fabric_sim.runner import footprint, outcome, parallel, run_cache
+from fabric_sim.report import plots, sweep_live, sweep_out
+from fabric_sim.runner import footprint, outcome, parallel
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.message import Message
 
@@ -60,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT, help="scenario file (default: %(default)s)")
-    ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>; not the current "
+    ap.add_argument("--out", help="results folder (default: results/<scenario name>; not the current "
                                              "folder, not the run cache)")
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -86,7 +87,7 @@ def _main(argv: list[str] | None) -> int:
         return 2
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
     tasks = sweep_out.tasks(variants, args.transport)
-    out = args.out or RESULTS / sc.name
+    out = RESULTS / sc.name if args.out is None else Path(args.out)
     problem = _refusal(args, sc, variants, tasks, out)
     if problem:
         print(f"error: {printable(problem, 400)}", file=sys.stderr)
@@ -114,7 +115,7 @@ def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tup
         names = dict.fromkeys(t.name for _, v in variants for t in v.transports)
         return (f"--transport: no variant has {', '.join(args.transport)} (asked: {', '.join(args.transport)}; "
                 f"the variants have: {', '.join(names)})")
-    problem = outdir.refusal(out, run_cache.DEFAULT_DIR) or outdir.unwritable(out)  # before the run, not after it
+    problem = outputs.folder_refusal(out if args.out is None else args.out)  # before the run, not after it
     if problem:
         return f"--out: {problem}"
     if args.bmv2:

@@ -24,8 +24,10 @@ import sys
 import time
 from pathlib import Path
 
+from control_plane import outputs
+from control_plane.config import printable
 from control_plane.pipelines import RESULTS
-from fabric_sim.report import outdir, strict, sweep_out
+from fabric_sim.report import strict, sweep_out
 from fabric_sim.runner import parallel, run_cache
 from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
@@ -88,25 +90,29 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=[s.name.lower() for s in Scale], default="quick",
                     help="quick: the gallery sized for a laptop (default); paper: also Figs. 15-17 on 64 ranks")
-    ap.add_argument("--only", default="", help="comma-separated experiments (default: all of the scale's): "
+    ap.add_argument("--only", default=None, help="comma-separated experiments (default: all of the scale's): "
                     + ", ".join(e.key for e in EXPERIMENTS))
-    ap.add_argument("--out", type=Path, default=None, help="where the figures, paper.md, numbers.json and runs/ go "
+    ap.add_argument("--out", default=None, help="where the figures, paper.md, numbers.json and runs/ go "
                     f"(default: {RESULTS / 'paper'}, or {RESULTS / 'paper-scale'} with --scale paper)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     parallel.add_arguments(ap)
     args = ap.parse_args(argv)
     scale = Scale[args.scale.upper()]
-    args.out = args.out or RESULTS / ("paper" if scale == Scale.QUICK else "paper-scale")
-    keys = [k for k in args.only.split(",") if k]
     known = [e.key for e in at(scale)]
+    keys = [k for k in (args.only or "").split(",") if k]
+    if not keys and args.only is not None:  # `--only ''` or `--only ,`: not every experiment
+        print(f"error: --only: empty: name at least one experiment (known: {', '.join(known)})", file=sys.stderr)
+        return 2
     unknown = [k for k in keys if k not in known]
     if unknown:
-        print(f"error: --only: unknown {', '.join(unknown)} at --scale {args.scale} (known: {', '.join(known)}"
-              + ("; the _64 experiments run with --scale paper" if any(k.endswith("_64") for k in unknown) else "")
-              + ")", file=sys.stderr)
+        print(printable(f"error: --only: unknown {', '.join(unknown)} at --scale {args.scale} (known: "
+                        f"{', '.join(known)}" + ("; the _64 experiments run with --scale paper"
+                                                  if any(k.endswith("_64") for k in unknown) else "") + ")", 1000),
+              file=sys.stderr)
         return 2
     chosen = [e for e in at(scale) if not keys or e.key in keys]
-    problem = outdir.unwritable(args.out)
+    out = RESULTS / ("paper" if scale == Scale.QUICK else "paper-scale") if args.out is None else Path(args.out)
+    problem = outputs.folder_refusal(out if args.out is None else args.out)
     if problem:
         print(f"error: --out: {problem}", file=sys.stderr)
         return 2
@@ -118,16 +124,16 @@ def main(argv: list[str] | None = None) -> int:
     plan = _planned(chosen)
     if plan is None:
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     if not args.quiet:
         print(_estimate(plan, opts), flush=True)
     start = time.monotonic()
-    findings = _execute(chosen, plan, opts, args.out, at(scale))
+    findings = _execute(chosen, plan, opts, out, at(scale))
     if isinstance(findings, int):
         return findings
     res = gallery.results(CLAIMS, findings)
-    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {args.out / 'paper.md'}; "
-          "figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
+    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {printable(str(out / 'paper.md'))}; "
+          "figures: " + ", ".join(sorted(p.name for p in out.glob('fig*.png'))))
     for cid, h in res.items():
         if h is not None and not h.ok:
             print(f"not reproduced: {cid}: {h.cause}")

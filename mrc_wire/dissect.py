@@ -25,6 +25,7 @@ from typing import Any
 
 from mrc_wire import headers as L
 from mrc_wire.constants import ETHERTYPE_IPV6, ICRC_LEN, IPPROTO_IPV6, IPPROTO_UDP, IPV6_LEN, ROCE_PORT, UDP_LEN
+from mrc_wire.text import printable
 
 LINK_ETHERNET = 1
 LINK_RAW = (101, 228, 229)  # raw IP, raw IPv4, raw IPv6
@@ -163,8 +164,11 @@ def main(argv: list[str] | None = None) -> int:
                 data = f.read()
             for line in lines(data):
                 print(line)
-        except (OSError, CaptureError) as e:
-            print(f"error: {path}: {e}", file=sys.stderr)
+        except OSError as e:
+            print(f"error: {printable(path)}: cannot read: {e.strerror or e}", file=sys.stderr)
+            status = 1
+        except CaptureError as e:
+            print(f"error: {printable(path)}: {e}", file=sys.stderr)
             status = 1
     return status
 

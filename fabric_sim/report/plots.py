@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -16,6 +17,14 @@ from fabric_sim.runner.run import RunResult
 from fabric_sim.transports import kinds
 
 COLORS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+
+
+def legend(ax: Axes, **kw: Any) -> None:
+    """`ax`'s legend where something on it is labelled: matplotlib warns of
+    an empty one ("No artists with labels"), a warning of the project's
+    own business, not the user's."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kw)
 
 
 def _events(ax: Axes, r: RunResult) -> None:
@@ -48,7 +57,7 @@ def fct_cdf(results: list[RunResult], path: Path) -> None:
     ax.set_ylabel("fraction of messages")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    legend(ax, fontsize=8, loc="lower right")
     ax.set_title(f"{results[0].scenario.name}: message completion times")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -67,7 +76,7 @@ def goodput(results: list[RunResult], path: Path) -> None:
     ax.set_ylabel("goodput placed at receivers (Gb/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower left")
+    legend(ax, fontsize=8, loc="lower left")
     ax.set_title(f"{results[0].scenario.name}: aggregate goodput")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -85,7 +94,7 @@ def planes(results: list[RunResult], path: Path) -> None:
         ax.set_title(f"{r.transport.name}: load per plane", fontsize=9)
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
-    axes[0, 0].legend(fontsize=7, ncol=4, loc="lower left")
+    legend(axes[0, 0], fontsize=7, ncol=4, loc="lower left")
     axes[-1, 0].set_xlabel("time (µs)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -130,7 +139,7 @@ def ev_states(results: list[RunResult], path: Path) -> None:
         ax.set_ylabel("EVs of sending QPs")
         ax.set_title(f"{r.transport.name}: EVs not GOOD (of {r.timeline.ev_states['GOOD'][0]} at start)", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        legend(ax, fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("time (µs)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -146,7 +155,7 @@ def retx_drops(results: list[RunResult], path: Path) -> None:
                label=r.transport.name)
     a1.set_xticks([c + w * (len(results) - 1) / 2 for c in range(3)], ["SACK", "NACK (trim)", "timeout"])
     a1.set_title("retransmissions by cause", fontsize=9)
-    a1.legend(fontsize=8)
+    legend(a1, fontsize=8)
     reasons = sorted({k for r in results for k in r.drops})
     for i, r in enumerate(results):
         a2.barh([k + i * w for k in range(len(reasons))], [r.drops.get(x, 0) for x in reasons], w,

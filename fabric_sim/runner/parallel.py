@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from control_plane.config import short
+from control_plane.config import printable, short
 from fabric_sim.runner import footprint, run_cache
 from fabric_sim.runner.progress import Progress
 from fabric_sim.runner.run import RunResult, run
@@ -65,7 +65,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--jobs", type=_whole, default=d.jobs, metavar="N",
                     help="runs at once (default: every core of this machine, or of the Ray cluster); "
                          "1 runs them one after another in this process, without Ray")
-    ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
+    ap.add_argument("--ray-address", type=_address, default=d.address, metavar="ADDR",
                     help="run on this existing Ray cluster (e.g. 10.0.0.5:6379, or 'auto'; default: $RAY_ADDRESS, "
                          "else a Ray started on this machine's cores for the run)")
     ap.add_argument("--no-cache", action="store_true",
@@ -78,6 +78,13 @@ def _whole(text: str) -> int:
     if not re.fullmatch(r"-?[0-9]{1,9}", text):
         raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}")
     return int(text)
+
+
+def _address(text: str) -> str:
+    """A Ray address as printable text of a sane length (it is echoed in progress lines)."""
+    if not text or not text.isprintable() or len(text) > 255 or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"expected host:port, 'auto' or ray://host:port, got {printable(short(text))}")
+    return text
 
 
 def options(args: argparse.Namespace) -> Options:

@@ -136,7 +136,7 @@ def test_sigterm_keeps_the_variants_that_finished(tmp_path):
 
 # ---- results folders ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("out, why", [("", "the current folder"), (".", "the current folder"),
+@pytest.mark.parametrize("out, why", [("", "an empty name"), (".", "the current folder"),
                                       (str(RESULTS / "cache"), "the run cache"),
                                       (str(RESULTS / "cache" / "x"), "the run cache")])
 def test_out_may_not_be_the_current_folder_or_the_run_cache(tmp_path, capsys, no_run, monkeypatch, out, why):
