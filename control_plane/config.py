@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import reprlib
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from mrc_wire.text import file_kind
 from mrc_wire.text import printable as printable  # re-exported: the CLIs print through config
 
 MAX_FILE_BYTES = 1 << 20  # a scenario or topology file is a few KiB; a bigger one is not ours
@@ -379,16 +379,6 @@ def read_yaml(path: str | Path) -> Any:
     return data
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def kind(mode: int) -> str | None:
-    """What a file of `mode` (st_mode) is when it is not a regular file
-    ("a FIFO", "a folder", ...); None for a regular file."""
-    return next((k for test, k in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
-
-
 def read_regular(path: Path, limit: int, name: str | None = None) -> bytes:
     """At most `limit` + 1 bytes of the regular file `path`; ConfigError at
     field `name` (default: the path) if it cannot be opened or is not a
@@ -403,7 +393,7 @@ def read_regular(path: Path, limit: int, name: str | None = None) -> bytes:
         raise ConfigError(where, f"cannot read: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(fd).st_mode
-        what = kind(mode)
+        what = file_kind(mode)
         if what is not None:
             raise ConfigError(where, f"not a regular file ({what})" + ("" if name is None else f": {path}"))
         return _read_up_to(fd, limit + 1)

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from control_plane.config import kind
 from control_plane.pipelines import RUN_CACHE
+from mrc_wire.text import file_kind as kind
 from mrc_wire.text import printable
 
 MAX_NAME = 200  # bytes of one name: file systems take 255, and the temporary name beside it needs the rest

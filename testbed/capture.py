@@ -98,6 +98,7 @@ class Capture:
             cut = bytearray(frame[:TRIM_BYTES])
             cut[ETH_LEN] = (cut[ETH_LEN] & 0xF0) | (trimmed >> 2)
             cut[ETH_LEN + 1] = ((trimmed & 3) << 6) | (cut[ETH_LEN + 1] & 0x3F)
+            cut[ETH_LEN + 4:ETH_LEN + 6] = (TRIM_BYTES - ETH_LEN - IPV6_LEN).to_bytes(2, "big")  # as congestion.p4
             frame = bytes(cut)
         other = B_NIC if nic == A_NIC else A_NIC
         self.sim.at(LINK_US, lambda: self._in(other, port, frame))
