@@ -98,13 +98,13 @@ def file_refusal(given: str | Path, cache: Path = RUN_CACHE) -> str | None:
     if problem:
         return problem
     path = Path(text)
+    if _in_cache(path, cache):
+        return f"{_show(text)} is in the run cache's folder ({_show(cache)}): outputs go elsewhere"
     mode = _mode(path)
     if mode is not None and kind(mode) == "a folder":
         return f"{_show(text)} is a folder, not a file"
     if mode is not None and kind(mode) is not None:
         return f"{_show(text)} is {kind(mode)}, not a regular file"
-    if _in_cache(path, cache):
-        return f"{_show(text)} is in the run cache's folder ({_show(cache)}): outputs go elsewhere"
     return _creatable(text, path.parent)
 
 
@@ -157,6 +157,7 @@ class Together:
     def __init__(self, folder: Path):
         self.folder = folder
         self.files: dict[Path, Path] = {}  # final name -> temporary name
+        self.made: list[Path] = []  # the folders __enter__ made
 
     def path(self, name: str) -> Path:
         final = self.folder / name
@@ -164,6 +165,7 @@ class Together:
         return self.files[final]
 
     def __enter__(self) -> Together:
+        self.made = [p for p in (self.folder, *self.folder.parents) if not p.exists()]  # deepest first
         self.folder.mkdir(parents=True, exist_ok=True)
         return self
 
@@ -178,6 +180,11 @@ class Together:
         finally:
             for tmp in self.files.values():
                 tmp.unlink(missing_ok=True)
+            for p in self.made if kind is not None else []:  # a folder made for files that never came
+                try:
+                    p.rmdir()
+                except OSError:
+                    break
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from control_plane import outputs
 from control_plane.config import printable
 from control_plane.pipelines import RESULTS
 from fabric_sim.report import strict, sweep_out
-from fabric_sim.runner import parallel, run_cache
+from fabric_sim.runner import parallel, run_cache, stop
 from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
@@ -86,6 +86,16 @@ def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """make paper; SIGINT and SIGTERM stop it keeping what finished, the
+    gallery naming what they cut off (fabric_sim/runner/stop.py)."""
+    with stop.handled(), outputs.quiet_stdout():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:  # before any run: nothing to keep
+            return stop.status(exc)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mrc_paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=[s.name.lower() for s in Scale], default="quick",
@@ -184,9 +194,27 @@ def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: paralle
     except parallel.RunFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130  # what finished is cached (run_all said so)
+    except KeyboardInterrupt as exc:  # the gallery names what was cut off; what finished is kept
+        why = f"interrupted by {stop.why(exc)}"
+        cut = {e.key: why for e in chosen if e.key not in findings}
+        _gallery(out, scale_experiments, runs, findings, cut)
+        print(f"{why}: {len(findings)} of {len(chosen)} experiments finished, written to "
+              f"{printable(str(out / 'paper.md'))} (it names the {len(cut)} cut off){stop.kept(exc)}",
+              file=sys.stderr, flush=True)
+        return stop.status(exc)
     return findings
+
+
+def _gallery(out: Path, scale_experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
+             cut_off: dict[str, str] | None = None) -> None:
+    """paper.md and numbers.json as they stand, each written whole."""
+    with outputs.replacing(out / "paper.md") as tmp:
+        gallery.write(tmp, scale_experiments, runs, findings, FIGURES,
+                      sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS, cut_off)
+    # in the registry's order, not the order runs happened to end in
+    ordered = {e.key: findings[e.key].numbers for e in EXPERIMENTS if e.key in findings}
+    with outputs.replacing(out / "numbers.json") as tmp:
+        tmp.write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
 
 
 def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: dict[str, Finding], out: Path,
@@ -209,12 +237,9 @@ def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: d
     sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):
-            draw(runs, out / f"{name}.png")
-    gallery.write(out, scale_experiments, runs, findings, FIGURES,
-                  sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
-    # in the registry's order, not the order runs happened to end in
-    ordered = {e.key: findings[e.key].numbers for e in EXPERIMENTS if e.key in findings}
-    (out / "numbers.json").write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
+            with outputs.replacing(out / f"{name}.png") as tmp:
+                draw(runs, tmp)
+    _gallery(out, scale_experiments, runs, findings)
 
 
 if __name__ == "__main__":

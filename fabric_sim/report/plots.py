@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,13 +170,19 @@ def retx_drops(results: list[RunResult], path: Path) -> None:
     plt.close(fig)
 
 
-def all_figures(results: list[RunResult], out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+FIGURES = (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
+           ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused))
+
+
+def all_figures(results: list[RunResult], place: Callable[[str], Path]) -> list[str]:
+    """Every figure of the runs, each drawn to `place(name)`
+    (fabric_sim/report/saved.py gives temporary names, moved into place
+    with the rest of the results); the names of those drawn (a figure with
+    nothing to show is not)."""
     made = []
-    for name, fn in (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
-                     ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused)):
-        p = out / f"{name}.png"
+    for name, fn in FIGURES:
+        p = place(f"{name}.png")
         fn(results, p)
         if p.exists():
-            made.append(p)
+            made.append(f"{name}.png")
     return made

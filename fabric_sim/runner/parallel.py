@@ -16,9 +16,12 @@ import functools
 import logging
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
+import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -26,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from control_plane import outputs
 from control_plane.config import printable, short
-from fabric_sim.runner import footprint, run_cache
+from fabric_sim.runner import footprint, run_cache, stop
 from fabric_sim.runner.progress import Progress
 from fabric_sim.runner.run import RunResult, run
 from fabric_sim.scenario import Scenario, Transport
@@ -49,6 +53,7 @@ class Options:
 
 
 IN_PROCESS = Options(jobs=1, cache=None, quiet=True)  # what library callers and tests get unless they ask
+_STARTED: list[bool] = []  # a Ray this process started (not a cluster it joined): shut down when interrupted
 
 
 class RunFailed(RuntimeError):
@@ -133,11 +138,8 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
             _in_process(tasks, costs, prog, finish)
         elif todo:
             _on_ray(tasks, costs, opts, address, prog, finish)
-    except KeyboardInterrupt:
-        kept = f"the {prog.done - prog.cached} runs finished are in {cache.root}; the same command resumes" if cache \
-            else "nothing was cached (--no-cache)"
-        print(f"interrupted: {kept}", file=sys.stderr, flush=True)
-        raise
+    except KeyboardInterrupt as exc:  # the caller says what it kept, in one line
+        raise stop.Interrupted(exc, prog.done - prog.cached, cache.root if cache else None) from None
     if failures:
         raise RunFailed(failures)
     return results  # type: ignore[return-value]  # every slot is filled when nothing failed
@@ -199,7 +201,8 @@ def _execute(sc: Scenario, t: Transport) -> tuple[str, dict[str, Any]]:
 def connect(address: str | None, jobs: int | None) -> None:
     """Join the Ray cluster at `address`, or start one on this machine
     with `jobs` CPUs (every core if None); a Ray already started in this
-    process (a test's) is used as it is."""
+    process (a test's) is used as it is. A signal while Ray starts stops
+    it whole (`_starting`)."""
     if not address:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # read when ray is first imported
     import ray  # imported here: it takes a second, and --jobs 1 does not need it
@@ -209,13 +212,84 @@ def connect(address: str | None, jobs: int | None) -> None:
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
         try:
-            ray.init(address=address, **quiet)
+            with _starting(ray):
+                ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:  # no cluster there, or the token refused
-            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster with "
-                              "token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
+            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster "
+                              "with token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
     else:
-        with _workers_path_as_driver():
+        with _workers_path_as_driver(), _starting(ray, local=True):
             ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+        _STARTED.append(True)
+
+
+@contextlib.contextmanager
+def _starting(ray: Any, local: bool = False) -> Iterator[None]:
+    """ray.init in the block. Ray sets its own SIGTERM handlers as it
+    starts (an exit from Python; a stack dump and an abort from its C++
+    core): ours again after. Ctrl-C meanwhile is held until Ray is up; a
+    SIGTERM stops Ray where it got to (what a start cut short leaves
+    running, `local` processes of ours, is ended too), seen on the signal
+    wakeup descriptor even where Ray's exit was lost (raised in a fork's
+    callback, Python drops it)."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    before = descendants(os.getpid()) if local else set()
+    try:
+        with outputs.held():
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False) if _main_thread() else -1
+            try:
+                yield
+            finally:
+                if _main_thread():
+                    signal.set_wakeup_fd(old)
+        with contextlib.suppress(BlockingIOError):
+            if signal.SIGTERM in os.read(r, 256):  # taken by Ray's handler and lost
+                raise SystemExit(signal.SIGTERM)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        if ray.is_initialized():
+            ray.shutdown()
+        if local:
+            _reap(descendants(os.getpid()) - before)
+        if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+            raise stop.Terminated from None
+        raise
+    finally:
+        os.close(r)
+        os.close(w)
+        stop.reinstate()
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process under `pid` (Linux's /proc)."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):  # gone meanwhile
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parent.items() if pp == p}
+        out |= kids
+        todo += list(kids)
+    return out
+
+
+def _reap(pids: set[int], grace_s: float = 2.0) -> None:
+    """SIGTERM to `pids`, SIGKILL to those still there after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in pids:
+            with contextlib.suppress(OSError):
+                os.kill(p, sig)
+        deadline = time.monotonic() + grace_s
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.1)
 
 
 @contextlib.contextmanager
@@ -274,9 +348,13 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
                 i = pending.pop(ref)
                 collect(ray, ref, tasks[i], lambda r, why="", i=i: finish(i, r, why))
             prog.tick()
-    finally:
-        for ref in pending:  # interrupted: stop the rest; what finished is cached
+    except BaseException:  # interrupted: stop the rest; what finished is cached
+        for ref in pending:
             ray.cancel(ref, force=True)
+        if _STARTED:  # its workers, raylet and GCS stopped before the command's one line, not at its exit
+            ray.shutdown()
+            _STARTED.clear()
+        raise
 
 
 def collect(ray: Any, ref: Any, t: Task, finish: Collected) -> None:

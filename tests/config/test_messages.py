@@ -74,8 +74,8 @@ def test_figures_print_no_warning_of_their_own(tmp_path):
     assert not any(any(v) for k, v in r.timeline.ev_states.items() if k != "GOOD")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        made = plots.all_figures([r], tmp_path)
-    assert {p.name for p in made} >= {"fct_cdf.png", "ev_states.png"}
+        made = plots.all_figures([r], lambda name: tmp_path / name)
+    assert set(made) >= {"fct_cdf.png", "ev_states.png"}
 
 
 def test_paper_help_and_escaped_only_print_no_traceback(capsys):

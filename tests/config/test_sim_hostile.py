@@ -109,7 +109,7 @@ def test_a_sweep_interrupted_after_k_variants_keeps_k(tmp_path, capsys, monkeypa
     assert [r["seed"] for r in summary_rows(out)] == ["1", "2", "3"]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["1_seed=1", "2_seed=2", "3_seed=3"]
     assert all((out / d / "results.json").exists() for d in ("1_seed=1", "2_seed=2", "3_seed=3"))
-    assert "# 2 of 5 variants missing" in (out / "summary.csv").read_text()
+    assert "# interrupted by SIGINT (Ctrl-C): 2 of 5 variants not finished" in (out / "summary.csv").read_text()
 
 
 def test_sigterm_keeps_the_variants_that_finished(tmp_path):
