@@ -21,7 +21,7 @@ from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
 from fabric_sim.report import saved, sweep_live, sweep_out
-from fabric_sim.runner import footprint, outcome, parallel, stop
+from fabric_sim.runner import outcome, parallel, stop
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.message import Message
 
@@ -76,7 +76,7 @@ def _main(argv: list[str] | None) -> int:
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
     tasks = sweep_out.tasks(variants, args.transport)
     out = RESULTS / sc.name if args.out is None else Path(args.out)
-    problem = _refusal(args, sc, variants, tasks, out)
+    problem = _refusal(args, sc, variants, tasks, out, opts)
     if problem:
         print(f"error: {printable(problem, 400)}", file=sys.stderr)
         return 2
@@ -91,7 +91,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tuple[dict[str, Any], scenario.Scenario]],
-             tasks: list[parallel.Task], out: Path) -> str | None:
+             tasks: list[parallel.Task], out: Path, opts: parallel.Options) -> str | None:
     """Why the command cannot run as asked, before anything runs (None: it can)."""
     if args.bmv2 and sc.meta.get("sweep"):
         return f"--bmv2: {args.scenario} is a sweep; BMv2 runs one scenario"
@@ -113,8 +113,7 @@ def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tup
     if args.bmv2:
         return _bmv2_refusal(sc)
     try:  # a fabric or workload too big for this machine: refused before anything is built
-        for t in {id(t.transport): t for t in tasks}.values():
-            footprint.check(t.scenario, t.transport)
+        parallel.fits(tasks, opts)
     except scenario.ScenarioError as exc:
         return str(exc)
     return None

@@ -72,6 +72,16 @@ def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
     return plan
 
 
+def _too_big(plan: dict[str, list[Job]], opts: parallel.Options) -> bool:
+    """Whether a run, or the runs at once, would not fit in memory (said in one line), before any runs."""
+    try:
+        parallel.fits([t for jobs in plan.values() for _, _, todo in jobs for _, t in todo], opts)
+    except ScenarioError as exc:
+        print(f"error: {printable(str(exc), 400)}", file=sys.stderr)
+        return True
+    return False
+
+
 def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS) -> Finding:
     """The experiment's finding; each seeded claim held over its seeds (the
     experiment measured again with each seed's runs in place)."""
@@ -132,7 +142,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     plan = _planned(chosen)
-    if plan is None:
+    if plan is None or _too_big(plan, opts):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     if not args.quiet:

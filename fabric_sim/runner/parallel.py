@@ -50,6 +50,7 @@ class Options:
     address: str | None = None  # a Ray cluster to use; None: $RAY_ADDRESS, else a Ray of this machine's cores
     cache: Path | None = run_cache.DEFAULT_DIR  # None: no cache (every run executes, nothing is kept)
     quiet: bool = False  # no progress lines
+    memory: int | None = None  # bytes a run may take (--max-memory); None: what this process may (footprint)
 
 
 IN_PROCESS = Options(jobs=1, cache=None, quiet=True)  # what library callers and tests get unless they ask
@@ -73,6 +74,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--ray-address", type=_address, default=d.address, metavar="ADDR",
                     help="run on this existing Ray cluster (e.g. 10.0.0.5:6379, or 'auto'; default: $RAY_ADDRESS, "
                          "else a Ray started on this machine's cores for the run)")
+    ap.add_argument("--max-memory", type=_memory, default=d.memory, metavar="SIZE",
+                    help="the memory a run may take, e.g. 8G or 512M (default: what this machine has free, within "
+                         "its cgroup and ulimit -v): a run estimated above it is refused before it is built; a "
+                         "larger figure runs it anyway")
     ap.add_argument("--no-cache", action="store_true",
                     help=f"execute every run and keep none (default: reuse and keep finished runs in "
                          f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
@@ -83,6 +88,24 @@ def _whole(text: str) -> int:
     if not re.fullmatch(r"-?[0-9]{1,9}", text):
         raise argparse.ArgumentTypeError(f"expected a whole number, got {short(text)}")
     return int(text)
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _memory(text: str) -> int:
+    """--max-memory: a size as `8G`, `512M`, `1.5GiB` or bytes, each refusal naming what is wrong."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G or 512M, got {printable(short(text))}")
+    if len(m.group(1)) > 20:
+        raise argparse.ArgumentTypeError(f"a number of {len(m.group(1)):,} digits: more than any machine has")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n < 1 << 20:
+        raise argparse.ArgumentTypeError(f"{printable(text.strip())} is less than a run takes (at least 1 MiB)")
+    if n > footprint.MAX_MEMORY:
+        raise argparse.ArgumentTypeError(f"{printable(text.strip())} is more than 1,024 TiB: no machine has it")
+    return n
 
 
 def _address(text: str) -> str:
@@ -96,7 +119,21 @@ def options(args: argparse.Namespace) -> Options:
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs: {args.jobs} is not a number of runs (at least 1)")
     return Options(jobs=args.jobs, address=args.ray_address, cache=None if args.no_cache else Options().cache,
-                   quiet=getattr(args, "quiet", False))
+                   quiet=getattr(args, "quiet", False), memory=args.max_memory)
+
+
+def apart(opts: Options, n: int) -> bool:
+    """Whether `n` runs go to Ray workers, apart from the process that reports them."""
+    return not (opts.jobs == 1 or (n <= 1 and not (opts.address or os.environ.get("RAY_ADDRESS"))))
+
+
+def fits(tasks: list[Task], opts: Options) -> None:
+    """ScenarioError, before anything is built, if a run, or the runs this
+    machine takes at once, would not fit in memory (on a Ray cluster of
+    other machines, each run on its own)."""
+    local = not (opts.address or os.environ.get("RAY_ADDRESS"))
+    at_once = (opts.jobs or os.cpu_count() or 1) if local and apart(opts, len(tasks)) else 1
+    footprint.check_all([(t.scenario, t.transport) for t in tasks], opts.memory, apart(opts, len(tasks)), at_once)
 
 
 def cost(sc: Scenario) -> float:
@@ -133,9 +170,9 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     todo = _from_cache(tasks, cache, prog, results, on_result)
     costs = {i: cost(tasks[i].scenario) for i in todo}
     try:
-        if opts.jobs == 1 or (len(todo) <= 1 and not address):
+        if not apart(opts, len(todo)):
             prog.plan(list(costs.values()), "one after another in this process")
-            _in_process(tasks, costs, prog, finish)
+            _in_process(tasks, costs, prog, finish, opts.memory)
         elif todo:
             _on_ray(tasks, costs, opts, address, prog, finish)
     except KeyboardInterrupt as exc:  # the caller says what it kept, in one line
@@ -180,22 +217,23 @@ class _RayState(Protocol):
     def cluster_resources(self) -> dict[str, float]: ...
 
 
-def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Finish) -> None:
+def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Finish,
+                memory: int | None) -> None:
     for i, c in costs.items():
         t = tasks[i]
         prog.started(t.label, c)
         try:
-            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label))
+            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label), memory=memory)
         except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
         finish(i, r)
 
 
-def _execute(sc: Scenario, t: Transport) -> tuple[str, dict[str, Any]]:
+def _execute(sc: Scenario, t: Transport, memory: int | None) -> tuple[str, dict[str, Any]]:
     """A Ray task: one run, returned without its scenario and transport
     (the caller has them), with the code version it ran."""
-    return run_cache.code_version(), run_cache.strip(run(sc, t))
+    return run_cache.code_version(), run_cache.strip(run(sc, t, memory=memory))
 
 
 def connect(address: str | None, jobs: int | None) -> None:
@@ -341,7 +379,7 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
         while queue or pending:
             while queue and len(pending) < slots:  # only as many in flight as run: "running" is true
                 i = queue.popleft()
-                pending[remote.remote(tasks[i].scenario, tasks[i].transport)] = i
+                pending[remote.remote(tasks[i].scenario, tasks[i].transport, opts.memory)] = i
                 prog.started(tasks[i].label, costs[i])
             done, _ = ray.wait(list(pending), num_returns=1, timeout=prog.every_s)
             for ref in done:
