@@ -42,16 +42,21 @@ def scenario_file(tmp_path, **patch) -> Path:
     return f
 
 
-def stopping_at(monkeypatch, n: int, exc: type[KeyboardInterrupt]) -> None:
-    """The n-th run (from 1) is interrupted as by the signal `exc` stands for."""
-    real, calls = parallel.run, []
+def interrupt_at(monkeypatch, owner: object, name: str, n: int, exc: type[KeyboardInterrupt]) -> None:
+    """The n-th call (from 1) of `owner.name` is interrupted as by the signal `exc` stands for."""
+    real, calls = getattr(owner, name), []
 
-    def run(*a, **k):
+    def call(*a, **k):
         calls.append(1)
         if len(calls) == n:
             raise exc
         return real(*a, **k)
-    monkeypatch.setattr(parallel, "run", run)
+    monkeypatch.setattr(owner, name, call)
+
+
+def stopping_at(monkeypatch, n: int, exc: type[KeyboardInterrupt]) -> None:
+    """The n-th run (from 1) is interrupted."""
+    interrupt_at(monkeypatch, parallel, "run", n, exc)
 
 
 def interrupted_lines(err: str) -> list[str]:
@@ -104,14 +109,7 @@ def test_an_interrupt_while_a_variant_is_written_leaves_whole_files(tmp_path, ca
     """Ctrl-C while variant 2's files are written (its figures): no file half there, no temporary file
     left; variant 2's finished run is written whole at the interrupt, without figures, and the summary
     says so (it was a messages.csv of 29,538 of 800,001 lines and no timeline.csv, unmarked)."""
-    real, calls = plots.all_figures, []
-
-    def figures(*a, **k):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-    monkeypatch.setattr(plots, "all_figures", figures)
+    interrupt_at(monkeypatch, plots, "all_figures", 2, KeyboardInterrupt)
     out = tmp_path / "o"
     f = scenario_file(tmp_path, transports=[DOC["transports"][0]], sweep={"seed": [1, 2, 3]})
     assert cli.main([str(f), "--out", str(out), "--jobs", "1", "--no-cache", "--quiet"]) == 130

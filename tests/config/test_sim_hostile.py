@@ -21,6 +21,7 @@ from control_plane.pipelines import REPO, RESULTS
 from fabric_sim import cli
 from fabric_sim.runner import parallel
 from tests.config.test_hostile_files import within
+from tests.config.test_interrupts import stopping_at
 
 TINY = {"planes": 1, "t0_per_plane": 1, "t1_per_plane": 1, "hosts_per_t0": 2}
 DOC = {"name": "t", "topology": TINY, "workload": {"pattern": "permutation", "message_bytes": 1000},
@@ -92,14 +93,7 @@ def summary_rows(out) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("cache", [False, True])
 def test_a_sweep_interrupted_after_k_variants_keeps_k(tmp_path, capsys, monkeypatch, cache):
-    real, calls = parallel.run, []
-
-    def run(*a, **k):
-        calls.append(1)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-    monkeypatch.setattr(parallel, "run", run)
+    stopping_at(monkeypatch, 4, KeyboardInterrupt)
     if cache:
         monkeypatch.setattr(parallel, "options", lambda args: parallel.Options(jobs=1, cache=tmp_path / "c",
                                                                                quiet=True))
