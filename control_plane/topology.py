@@ -10,7 +10,7 @@ import ipaddress
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from annotated_types import GroupedMetadata
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, model_validator
@@ -223,6 +223,10 @@ class Topology(Model):
     usid_block: Annotated[ipaddress.IPv6Network, _Prefix(32)] = ipaddress.IPv6Network("fcbb:bb00::/32")
     nic_prefix: Annotated[ipaddress.IPv6Network, _Prefix(64)] = ipaddress.IPv6Network("fd00:0:0:1::/64")
     congestion: Congestion = Congestion()
+    switching: Literal["store_and_forward", "cut_through"] = Field(
+        "store_and_forward", description="how the timed fabric's switches forward: cut_through sends a frame on "
+        "as it arrives when its ingress and egress run at one speed and the egress is idle (store-and-forward "
+        "otherwise), as the paper's clusters' switches do")
     dscp: Annotated[dict[str, int], BeforeValidator(_dscp, json_schema_input_type=Dscp)] = Dscp().model_dump()
     devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}
 
