@@ -51,13 +51,15 @@ class SwitchNode(Receiver):
     __slots__ = ("dev", "model", "egress", "by_port", "unrouted", "cut_through")
 
     def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool,
-                 cut_through: bool = False):
+                 cut_through: bool = False, seed: int = 0):
+        """`seed`: the run's; with the switch's name it seeds its WRED marking draws."""
         self.dev, self.unrouted, self.cut_through = dev, 0, cut_through
         self.egress: dict[int, Egress] = {}
         # The same ports as a list indexed by port number: the hop's lookup
         # is an index, not a hash probe (None: no cable there).
         self.by_port: list[Egress | None] = []
-        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
+        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop,
+                                 rng=random.Random(f"{seed}/{dev}"))
         self.model.install(state.entries())
 
     def attach_port(self, port: int, eg: Egress) -> None:
@@ -213,7 +215,7 @@ class Fabric:
         self.topo, self.cfg, self.sim = topo, links, sim
         self.egress_cls = egress
         self.progress = progress or (lambda line: None)
-        self.rng = random.Random(seed)
+        self.seed, self.rng = seed, random.Random(seed)
         self.mark_last_hop = mark_last_hop
         self.ecn_echo = ecn_echo
         self.switches: dict[DeviceId, SwitchNode] = {}
@@ -245,7 +247,8 @@ class Fabric:
                         self.cfg.nic_gbps if nic else self.cfg.fabric_gbps, "nic" if nic else "fabric")
 
     def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
-        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop, self.topo.switching == "cut_through")
+        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop, self.topo.switching == "cut_through",
+                                        self.seed)
 
     def _cable(self, a: DeviceId, na: SwitchNode | NicNode, pa: int, b: DeviceId, nb: SwitchNode | NicNode, pb: int,
                plane: int, gbps: float, kind: str) -> None:
