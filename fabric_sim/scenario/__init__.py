@@ -97,6 +97,22 @@ class EndpointCfg(Model):
                                               "packet; docs/simulator.md)")] = ACK_BYTES
 
 
+class RcTimer(Model):
+    """RoCE's retransmission timer as the verbs QP attributes set it
+    (IBTA; ibv_modify_qp's `timeout` and `retry_cnt`): one local ACK
+    timeout of 4.096 µs x 2^timeout, the same for every retry, and
+    `retry_cnt` timeouts in a row before the QP errs. The defaults are
+    NCCL's (src/transport/net_ib.cc: NCCL_IB_TIMEOUT 20, NCCL_IB_RETRY_CNT
+    7), which sets them on ConnectX and Thor (bnxt_re) alike: 4.29 s."""
+
+    timeout: Annotated[int, Int(1, 31, "local ACK timeout exponent: 4.096 µs x 2^timeout")] = 20
+    retry_cnt: Annotated[int, Int(0, 7, "timeouts in a row before the QP enters its error state")] = 7
+
+    @property
+    def rto_us(self) -> float:
+        return 4.096 * 2**self.timeout
+
+
 class Transport(Model):
     name: Name = Field("", description="default: the kind; printable characters")
     kind: Kind
@@ -119,6 +135,8 @@ class Transport(Model):
         "other kinds: off (docs/simulator.md, PFC)",
     )
 
+    rc: RcTimer = Field(RcTimer(), description="roce: the QPs' retransmission timer (IBTA, as NCCL sets it); "
+                                               "endpoint.rto_us, if given, overrides its timeout")
     dcqcn: StrictBool = Field(True, description="roce: DCQCN rate control (its receivers send CNPs on CE); false: "
                                                 "PFC alone, no CNP, every QP at line rate")
     cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
@@ -143,6 +161,13 @@ class Transport(Model):
         if ablate and not facts(info.data.get("kind")).sprays:
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
+
+    @field_validator("rc")
+    @classmethod
+    def _rc_of_roce(cls, rc: RcTimer, info: ValidationInfo) -> RcTimer:
+        if info.data.get("kind") != "roce":
+            raise ValueError(f"the RC timer is RoCE's, not of kind {info.data.get('kind')}")
+        return rc
 
     @field_validator("dcqcn")
     @classmethod
@@ -274,7 +299,7 @@ class Scenario(Model):
     workload: Workload
     transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
         (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
-    duration_us: Annotated[float, Num(0.001, 1e9)] = 10_000.0
+    duration_us: Annotated[float, Num(0.001, 1e10, "µs of simulated time at most (a run ends when its workload does)")] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
     name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "

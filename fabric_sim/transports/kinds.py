@@ -74,10 +74,6 @@ class SinglePath:
         return _mrc_endpoint(site, frozenset())
 
 
-# RoCE's local ACK timeout is milliseconds on real NICs (4.096 µs x 2^t);
-# 100 base RTTs keeps runs short and only flatters RoCE's tail losses.
-ROCE_RTO_RTTS = 100
-
 
 @dataclass(frozen=True)
 class Roce:
@@ -96,7 +92,8 @@ class Roce:
     nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
-        return cfg.rto_us or ROCE_RTO_RTTS * base_rtt
+        """The QPs' local ACK timeout (the transport's `rc`), not tied to the RTT: real time."""
+        return cfg.rto_us or self.cfg.rc.rto_us
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
                 start: int = 0) -> EvProfile:
@@ -104,7 +101,7 @@ class Roce:
 
     def endpoint(self, site: Site) -> Host:
         return RoceEndpoint(site.clock, site.addr, site.nic, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
-                            rto=site.timers.rto, retry_limit=site.cfg.retry_limit, dscp=site.dscp, app=site.app,
+                            rto=site.timers.rto, retry_limit=self.cfg.rc.retry_cnt, dscp=site.dscp, app=site.app,
                             dcqcn=self.cfg.dcqcn)
 
 
