@@ -301,7 +301,7 @@ class NicCounters:
 # The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;
 # and path health's (p4src/nic/ev_health.p4): none of the last's skips, bad slots or ports down.
 RX_REGISTERS = ("rx_cum", "rx_word", "rx_unacked", "rx_rcvd", "rx_ooo", "rx_reverse")
-HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down")
+HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down", "ev_plane0", "ev_plane1", "ev_plane2")
 
 
 class NicBmv2Target(NicCounters, Bmv2Target):

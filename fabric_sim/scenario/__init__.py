@@ -40,6 +40,7 @@ from fabric_sim.scenario.kinds import Kind, facts
 from fabric_sim.scenario.pfc_config import PfcConfig
 from fabric_sim.scenario.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario.sweep import override
+from mrc_host.ev import DOWN_AFTER, MAX_DOUBLINGS
 from mrc_wire.constants import ACK_BYTES
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
@@ -97,6 +98,17 @@ class EndpointCfg(Model):
                                               "packet; docs/simulator.md)")] = ACK_BYTES
 
 
+class EvDamping(Model):
+    """mrc: how an EV profile keeps a flapping EV out and lets a link that
+    came back in at once (mrc_host/ev.py, Damping: the defaults and why)."""
+
+    max_doublings: Annotated[int, Int(0, 16, "a strike doubles the good probes a restoration needs, at most this "
+                                             "many times (0: no damping)")] = MAX_DOUBLINGS
+    down_after: Annotated[int, Int(0, 1000, "probes lost in a row, none answered since the EV was retired, "
+                                            "after which the first answered restores it (0: no fast path)")] = \
+        DOWN_AFTER
+
+
 class RcTimer(Model):
     """RoCE's retransmission timer as the verbs QP attributes set it
     (IBTA; ibv_modify_qp's `timeout` and `retry_cnt`): one local ACK
@@ -110,7 +122,7 @@ class RcTimer(Model):
 
     @property
     def rto_us(self) -> float:
-        return 4.096 * 2**self.timeout
+        return 4.096 * float(1 << self.timeout)
 
 
 class Transport(Model):
@@ -123,6 +135,7 @@ class Transport(Model):
     reconvergence_us: Annotated[float, Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
                                   "after a fault")] = 500.0
     qps_per_pair: Annotated[int, Int(1, 256, "overrides the workload's")] | None = None
+    damping: EvDamping = Field(EvDamping(), description="mrc: EV restoration's damping and fast path")
     ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
                                                                   "spare, or skipped for a rotation")
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
@@ -299,7 +312,8 @@ class Scenario(Model):
     workload: Workload
     transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
         (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
-    duration_us: Annotated[float, Num(0.001, 1e10, "µs of simulated time at most (a run ends when its workload does)")] = 10_000.0
+    duration_us: Annotated[float, Num(0.001, 1e10, "µs of simulated time at most (a run ends when its workload "
+                                                   "does)")] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
     name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "

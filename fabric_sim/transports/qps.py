@@ -28,7 +28,7 @@ from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
 from mrc_host.cc import CongestionControl
-from mrc_host.ev import EvProfile, make_ev
+from mrc_host.ev import Damping, EvProfile, make_ev
 from mrc_wire.constants import EV_HEALTH_SLOTS, ev_plane, ev_spine
 
 
@@ -82,6 +82,7 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
             prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
     prof.enabled, prof.min_active = t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
+    prof.damping = Damping(t.damping.max_doublings, t.damping.down_after)
     # The NIC's data plane keeps the slots' health (EV state on, a rotation it covers).
     prof.health = t.ev_state and len(prof.home) <= EV_HEALTH_SLOTS
     return prof

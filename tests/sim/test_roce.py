@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from control_plane.config import ConfigError
@@ -118,7 +120,7 @@ def test_the_local_ack_timeout_is_4096_ns_times_2_to_the_timeout_at_every_retry(
     ep.connect(1, 2, bytes(15) + b"\x01", EvProfile([make_ev(0, 0)], {}, enabled=False))
     ep.send_message(1, 4096)
     sim.run(until=100 * rto)
-    gaps = [b - a for a, b in zip(nic.posted, nic.posted[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(nic.posted)]
     assert len(gaps) == retry_cnt and all(rto <= g <= rto * 1.25 for g in gaps), gaps  # checked every rto / 4
     assert ep.qps[1].error == f"PSN 0 not acknowledged after {retry_cnt} timeouts"
 
