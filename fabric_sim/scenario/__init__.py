@@ -178,7 +178,7 @@ class Transport(Model):
     @field_validator("rc")
     @classmethod
     def _rc_of_roce(cls, rc: RcTimer, info: ValidationInfo) -> RcTimer:
-        if info.data.get("kind") != "roce":
+        if not facts(info.data.get("kind")).go_back_n:
             raise ValueError(f"the RC timer is RoCE's, not of kind {info.data.get('kind')}")
         return rc
 
@@ -327,6 +327,8 @@ class Scenario(Model):
             raise ConfigError("", f"{name!r} is the run cache's folder (results/{CACHE_FOLDER}): choose another name")
         return name
     seed: Annotated[int, Int(0, 2**32)] = 1
+    ecmp_seed: Annotated[int, Int(0, 2**32, "the switches' ECMP hash seed: where single_path and roce put each "
+                                            "QP's one path (0: the hash of the pair and QP alone)")] = 0
     bins: Annotated[int, Int(2, 10_000)] = 100
     scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
     sweep: dict[str, Any] | None = Field(None, description="dotted.path: [values]; every combination "

@@ -41,7 +41,7 @@ class Mrc:
         return cfg.rto_us or 10 * base_rtt
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
         return qps.sprayed(self.cfg, topo, rng, pin, start)
 
     def endpoint(self, site: Site) -> Host:
@@ -67,8 +67,8 @@ class SinglePath:
         return cfg.rto_us or 10 * base_rtt
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
-        return qps.hashed(topo, a, b, k)
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
+        return qps.hashed(topo, a, b, k, ecmp_seed)
 
     def endpoint(self, site: Site) -> Host:
         return _mrc_endpoint(site, frozenset())
@@ -96,8 +96,8 @@ class Roce:
         return cfg.rto_us or self.cfg.rc.rto_us
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
-        return qps.hashed(topo, a, b, k)
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
+        return qps.hashed(topo, a, b, k, ecmp_seed)
 
     def endpoint(self, site: Site) -> Host:
         return RoceEndpoint(site.clock, site.addr, site.nic, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
