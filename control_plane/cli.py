@@ -306,8 +306,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "plan" and args.write:
             _writable(args.write, [f"{name}.json" for name in S.switch_names(topo)])
     except ConfigError as exc:
-        for line in exc.lines():
-            print(f"error: {line}", file=sys.stderr)
+        exc.report()
         return 2
     if args.command == "plan":
         return cmd_plan(topo, args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import reprlib
 import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,11 @@ class ConfigError(ValueError):
     def lines(self) -> list[str]:
         """One line per mistake, `path: reason`."""
         return [f"{p}: {r}" if p else r for p, r in self.errors]
+
+    def report(self, prefix: str = "") -> None:
+        """Each mistake as an `error:` line on stderr (the CLIs' refusal)."""
+        for line in self.lines():
+            print(f"error: {prefix}{line}", file=sys.stderr)
 
     def _text(self) -> str:
         return "\n".join(self.lines())

@@ -34,6 +34,20 @@ def ev_slot_updates(qp_index: int, before: Sequence[int], after: Sequence[int]) 
     return out
 
 
+def rewrite(qp_index: int, base: int, slots: Sequence[int] | None, writes: Sequence[tuple[int, int]]
+            ) -> tuple[list[fy.P4TableEntry], list[int] | None]:
+    """The updates that write `writes` (slot within the QP, EV) into a QP's
+    slot_ev and, for a QP with path health whose slots hold `slots`, keep
+    its ev_slots equal; and its slots after (None without health)."""
+    updates = slot_updates(writes, base)
+    if slots is None:
+        return updates, None
+    after = list(slots)
+    for slot, ev in writes:
+        after[slot] = ev
+    return updates + ev_slot_updates(qp_index, slots, after), after
+
+
 class NicEvControl:
     """Pushes EV retire/restore rewrites of one NIC's QPs to its slot_ev
     (and ev_slots for a QP with path health in the data plane)."""
@@ -52,12 +66,7 @@ class NicEvControl:
         if not writes:
             return
         q = self.qp[qpn]
-        updates = slot_updates(writes, q.base)
-        slots = self.slots.get(qpn)
-        if slots is not None:
-            after = list(slots)
-            for slot, ev in writes:
-                after[slot] = ev
-            updates += ev_slot_updates(q.qp_index, slots, after)
+        updates, after = rewrite(q.qp_index, q.base, self.slots.get(qpn), writes)
+        if after is not None:
             self.slots[qpn] = after
         self.session.write(updates)

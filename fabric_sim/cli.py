@@ -78,8 +78,7 @@ def _main(argv: list[str] | None) -> int:
         opts = parallel.options(args)
         variants = scenario.variants(sc)  # every variant checked before any runs
     except scenario.ScenarioError as exc:
-        for line in exc.lines():
-            print(f"error: {line}", file=sys.stderr)
+        exc.report()
         return 2
     except ValueError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)

@@ -19,7 +19,6 @@ the peer) is ASSUMED_BAD.
 from __future__ import annotations
 
 import math
-from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -128,9 +127,10 @@ class _EvProfile:
     min_active: int | None = None
     event_mask: EvState | None = None
     fields: list[EvField] | None = None
-    # Each EV's value (_UNSET: unpopulated), 8 bytes each: a NIC holds a
-    # profile per QP, of up to hundreds of EVs, and ops on them are rare.
-    array: array[int] = field(default_factory=lambda: array("q"))
+    # Each EV's value (_UNSET: unpopulated), not Ev tuples: a NIC holds a
+    # profile per QP, of up to hundreds of EVs, and the values are the very
+    # ints the host's profile keeps (bind), so they cost a pointer each.
+    array: list[int] = field(default_factory=list)
     vendor: EvVendorCfg = field(default_factory=EvVendorCfg)
     qps: set[int] = field(default_factory=set)  # the QPs bound to it (verbs.py)
     denied: set[int] = field(default_factory=set)  # EVs the controller denied
@@ -142,8 +142,8 @@ _UNSET = -1  # an unpopulated position of an EV profile's array
 def _val(e: Ev) -> int | None:
     """`e` as the array holds it; None for no EV it could hold (a port
     not its plane's)."""
-    if e == UNPOPULATED:
-        return _UNSET
+    if e.port == 0:
+        return _UNSET if e.val == 0 else None
     return e.val if e.port == ev_plane(e.val) + 1 else None
 
 
@@ -161,9 +161,14 @@ def _at(p: _EvProfile, e: Ev, every: bool) -> list[int]:
     them, or the first (a scan that stops there: an explicit array filled
     in order costs no more than its length)."""
     v = _val(e)
-    if v is None or v not in p.array:
+    if v is None:
         return []
-    return [i for i, x in enumerate(p.array) if x == v] if every else [p.array.index(v)]
+    if every:
+        return [i for i, x in enumerate(p.array) if x == v]
+    try:
+        return [p.array.index(v)]
+    except ValueError:
+        return []
 
 
 @dataclass
@@ -443,7 +448,7 @@ class MrcCtl:
     def _populate(self, p: _EvProfile) -> None:
         """INIT -> OFFLINE: the explicit array unpopulated, or the EVs generated."""
         assert p.count is not None
-        p.array = array("q", [_UNSET] * p.count if p.mode is EvMode.EXP else generate(p.fields or [], p.count))
+        p.array = [_UNSET] * p.count if p.mode is EvMode.EXP else generate(p.fields or [], p.count)
 
     def _regenerate(self, p: _EvProfile) -> None:
         """COUNT or the fields changed after INIT: a generated array anew
@@ -451,13 +456,13 @@ class MrcCtl:
         keeps what fits and is unpopulated past it."""
         assert p.count is not None
         if p.mode is EvMode.GEN:
-            new = array("q", generate(p.fields or [], p.count))
+            new = generate(p.fields or [], p.count)
             for old, v in zip(p.array, new, strict=False):
                 if old != v:
                     self._replace_everywhere(p, old, v, True)
             p.array = new
         else:
-            p.array = (p.array + array("q", [_UNSET] * p.count))[:p.count]
+            p.array = (p.array + [_UNSET] * p.count)[:p.count]
 
     # ---- EV operations ---------------------------------------------------------------
     def _ev_op(self, p: _EvProfile, op: EvOp, e: EvOpEntry, what: str) -> EvOpEntry:
@@ -468,7 +473,7 @@ class MrcCtl:
         raise fail(EINVAL, f"{what}: {op.name} is a query")
 
     def _replace(self, p: _EvProfile, e: EvOpEntry, what: str) -> EvOpEntry:
-        every = bool(e.flags & EvOpFlags.ALL_COPIES)
+        every = bool(e.flags) and EvOpFlags.ALL_COPIES in e.flags  # flags are mostly 0: no Flag arithmetic
         at = _at(p, e.ev, every)
         if not at:
             raise fail(ENOENT, f"{what}: REPLACE_EV: EV {e.ev.val:#x} (port {e.ev.port}) is not in the profile")
@@ -477,7 +482,7 @@ class MrcCtl:
                                f"port {ev_plane(e.ev_new.val) + 1}, not port {e.ev_new.port}")
         for i in at:
             p.array[i] = e.ev_new.val
-        if e.ev != UNPOPULATED:
+        if e.ev.port:  # a populated EV (an unpopulated one is (0, 0))
             self._replace_everywhere(p, e.ev.val, e.ev_new.val, every)
         if e.state is not EvState.UNKNOWN:
             self._modify_state(p, EvOpEntry(e.ev_new, state=e.state), what)

@@ -11,7 +11,7 @@ import enum
 import errno
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mrc_host.ev import Damping
 from mrc_wire.constants import ev_plane
@@ -156,10 +156,10 @@ class CcProfileAttrMask(enum.IntFlag):
     VENDOR_CFG = 1 << 31
 
 
-@dataclass(frozen=True)
-class Ev:
+class Ev(NamedTuple):
     """struct mrc_ctl_ev: an EV's value (STEV: 32 bits) and its port
-    (1-based; 0 with value 0: unpopulated). Here a port is a plane + 1."""
+    (1-based; 0 with value 0: unpopulated). Here a port is a plane + 1.
+    A tuple: a host makes one per EV of every profile it sets up."""
 
     val: int
     port: int

@@ -70,8 +70,7 @@ def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
                 ids = tuple(c.id for c in cs)
                 plan[exp.key] += [((ids, k), *seed_tasks(exp, cs[0], k)) for k in range(1, cs[0].seeded)]
         except ScenarioError as exc:
-            for line in exc.lines():
-                print(f"error: {exp.key}: {line}", file=sys.stderr)
+            exc.report(f"{exp.key}: ")
             return None
     return plan
 

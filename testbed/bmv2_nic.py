@@ -27,7 +27,7 @@ from typing import Protocol
 import finsy as fy
 
 from control_plane import p4_entities as P
-from control_plane.ev_control import ev_slot_updates, slot_updates
+from control_plane.ev_control import rewrite
 from mrc_wire import packet as W
 from mrc_wire.constants import DATA_OPCODES, ETH_LEN, RX_WORDS
 from mrc_wire.entries import EvChange
@@ -114,13 +114,8 @@ class Bmv2Nic:
         e = self.table.get(qpn)
         if e is None or not writes:
             return
-        updates = slot_updates(writes, e.base)
-        before = self._slots.get(qpn)
-        if before is not None:
-            after = list(before)
-            for slot, ev in writes:
-                after[slot] = ev
-            updates += ev_slot_updates(e.index, before, after)
+        updates, after = rewrite(e.index, e.base, self._slots.get(qpn), writes)
+        if after is not None:
             self._slots[qpn] = after
         self.session.write(updates)
 

@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         topo = topology.load(args.topology)
         nics = _nics(topo, args.nics)
     except ConfigError as exc:
-        for line in exc.lines():
-            print(f"error: {line}", file=sys.stderr)
+        exc.report()
         return 2
     except ValueError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)

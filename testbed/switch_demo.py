@@ -76,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         topo = topology.load(args.topology)
         topo.device(args.switch)
     except topology.TopologyError as exc:
-        for line in exc.lines():
-            print(f"error: {line}", file=sys.stderr)
+        exc.report()
         return 2
     except ValueError as exc:  # not a device of the topology
         print(f"error: --switch: {exc}", file=sys.stderr)

@@ -45,7 +45,7 @@ class Receiver:
         self.sim = Sim()
         self.frames: list[bytes] = []
         self.nic = NicFront(B_ADDR, self.frames.append)
-        self.b = Endpoint(self.sim, B_ADDR, self.nic, HostConfig(mtu=MTU, ack_bytes=ack_bytes))
+        self.b = Endpoint(self.sim, B_ADDR, self.nic.model, HostConfig(mtu=MTU, ack_bytes=ack_bytes))
         self.qp = self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8, salt=4))
         self.a_addr = self.qp.peer_addr
 
@@ -154,7 +154,7 @@ def test_the_sender_requests_an_ack_when_its_window_fills_and_on_the_last_packet
     """cwnd 4, an 8-packet message then a 2-packet one: PSNs 0-3 go out, PSN 3 (a middle packet)
     filling the window asks for an ACK; once ACKed, the message's last packet asks too."""
     sim, frames = Sim(), []
-    a = Endpoint(sim, A_ADDR, NicFront(A_ADDR, frames.append), HostConfig(mtu=MTU))
+    a = Endpoint(sim, A_ADDR, NicFront(A_ADDR, frames.append).model, HostConfig(mtu=MTU))
     a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8), cc=Aimd(cwnd=4.0))
     a.send_message(1, 8 * MTU)
     a.send_message(1, 2 * MTU)

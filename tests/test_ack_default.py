@@ -32,7 +32,7 @@ def test_by_default_a_clean_message_gets_an_ack_per_4_full_packets():
     """16 in-order middle packets of 4 KiB, no CE, no ack request: ACKs on PSNs 3, 7, 11, 15 (cum 4 ... 16)."""
     sim, frames = Sim(), []
     nic = NicFront(B_ADDR, frames.append)
-    b = Endpoint(sim, B_ADDR, nic, HostConfig(mtu=MTU))
+    b = Endpoint(sim, B_ADDR, nic.model, HostConfig(mtu=MTU))
     qp = b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
     ev = EvProfile.spread(planes=2, spines=4, slots=8, salt=4).home[0]
     for psn in range(16):
@@ -52,9 +52,8 @@ class Pair:
         self.fab = PathFabric(self.sim)
         app = Recorder(lambda: self.sim.now)
         self.done = app.at  # when each message was delivered
-        self.nic_b = self.fab.nic(B_ADDR)
         self.a = Endpoint(self.sim, A_ADDR, self.fab.nic(A_ADDR), HostConfig(mtu=MTU, ack_bytes=ack_bytes))
-        self.b = Endpoint(self.sim, B_ADDR, self.nic_b, HostConfig(mtu=MTU, ack_bytes=ack_bytes), app)
+        self.b = Endpoint(self.sim, B_ADDR, self.fab.nic(B_ADDR), HostConfig(mtu=MTU, ack_bytes=ack_bytes), app)
         self.a.connect(1, 2, B_ADDR, EvProfile.spread(planes=2, spines=4, slots=8),
                        cc=Aimd(cwnd=cwnd, max_cwnd=cwnd))
         self.b.connect(2, 1, A_ADDR, EvProfile.spread(planes=2, spines=4, slots=8))
@@ -77,5 +76,5 @@ def test_a_message_not_a_multiple_of_16_kib_completes_without_a_timeout():
     coalesced = Pair(ack_bytes=ACK_BYTES, cwnd=6.0)
     assert per_packet.run([size] * 3) == [30.0, 70.0, 110.0]
     assert coalesced.run([size] * 3) == [30.0, 70.0, 110.0]
-    assert (per_packet.nic_b.sacks, coalesced.nic_b.sacks) == (33, 15)
+    assert (per_packet.fab.front(per_packet.b).sacks, coalesced.fab.front(coalesced.b).sacks) == (33, 15)
     assert (coalesced.a.stats.timeouts, coalesced.a.stats.tail_probes, coalesced.a.stats.retransmits) == (0, 0, 0)

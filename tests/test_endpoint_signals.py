@@ -34,7 +34,7 @@ class Solo:
         self.sim = Sim()
         self.frames: list[bytes] = []
         self.nic = NicFront(A_ADDR, self.frames.append)
-        self.a = Endpoint(self.sim, A_ADDR, self.nic, HostConfig(**kw))
+        self.a = Endpoint(self.sim, A_ADDR, self.nic.model, HostConfig(**kw))
         self.prof = EvProfile.spread(planes=2, spines=4, slots=8)
         self.home = list(self.prof.home)
         self.qp = self.a.connect(1, 2, B_ADDR, self.prof, cc=cc)

@@ -26,7 +26,7 @@ class Receiver:
         self.sim = Sim()
         self.sent: list[tuple[float, W.Mrc]] = []
         self.nic = NicFront(A_ADDR, self._emit)
-        self.a = Endpoint(self.sim, A_ADDR, self.nic)
+        self.a = Endpoint(self.sim, A_ADDR, self.nic.model)
         self.prof = EvProfile.spread(planes=planes, spines=4, slots=4 * planes)
         self.prof.enabled = ev_state
         self.home = list(self.prof.home)

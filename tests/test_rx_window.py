@@ -72,7 +72,7 @@ def test_the_sender_never_sends_a_new_psn_1024_or_more_past_its_cumulative_point
     2,000-packet message, yet PSNs 0-1,023 alone go out (new: the sender was bounded by its window
     alone); the SACK of PSN 0 (cum 1) lets out PSN 1,024 and no more."""
     sim, frames = Sim(), []
-    a = Endpoint(sim, "fd00:0:0:1::0:0", NicFront("fd00:0:0:1::0:0", frames.append), HostConfig(mtu=1024))
+    a = Endpoint(sim, "fd00:0:0:1::0:0", NicFront("fd00:0:0:1::0:0", frames.append).model, HostConfig(mtu=1024))
     a.connect(1, 2, "fd00:0:0:1::1:1", EvProfile.spread(planes=2, spines=4, slots=8),
               cc=Aimd(cwnd=4096.0, max_cwnd=4096.0))
     a.send_message(1, 2000 * 1024)

@@ -13,8 +13,8 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     }
 
     action set_row(bit<1> same_row, bit<11> row) {
-        meta.out.same_row = same_row;
-        meta.out.dst_row = row;
+        meta.send.same_row = same_row;
+        meta.send.dst_row = row;
     }
     // One template per destination row: O(rows), never O(NICs).
     table dest_row {
@@ -51,12 +51,12 @@ control Encap(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             bit<16> dl = 2w3 ++ plane ++ hdr.inner.dst_lo[10:0];
             bit<64> carrier_hi;
             bit<64> carrier_lo;
-            if (meta.out.same_row == 1) {
+            if (meta.send.same_row == 1) {
                 carrier_hi = meta.cfg.block ++ t0_src ++ dl;
                 carrier_lo = 0;
             } else {
                 bit<16> t1 = 2w2 ++ plane ++ 3w0 ++ EV_SPINE(meta.ev);
-                bit<16> t0_dst = 2w1 ++ plane ++ meta.out.dst_row;
+                bit<16> t0_dst = 2w1 ++ plane ++ meta.send.dst_row;
                 carrier_hi = meta.cfg.block ++ t0_src ++ t1;
                 carrier_lo = t0_dst ++ dl ++ 32w0;
             }

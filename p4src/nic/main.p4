@@ -71,7 +71,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 evidence.apply(hdr, meta, STD_META);
                 trim_nack.apply(hdr, meta, STD_META);
                 answer.apply(hdr, meta, STD_META);
-                if (meta.out.encap == 0) {
+                if (meta.send.encap == 0) {
                     to_host.apply(hdr, meta, STD_META);
                 }
             }
@@ -82,17 +82,17 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         if (meta.drop == 0 && IN_PORT == HOST_PORT) {
             spray.apply(hdr, meta, STD_META);
         }
-        if (meta.drop == 0 && meta.out.encap == 1) {
+        if (meta.drop == 0 && meta.send.encap == 1) {
             encap.apply(hdr, meta, STD_META);
         }
-        if (meta.drop == 0 && meta.out.encap == 1) {
-            hdr.outer.dscp = meta.out.dscp;
-            hdr.outer.ecn = meta.out.ecn;
-            if (meta.out.gen == 1) {
+        if (meta.drop == 0 && meta.send.encap == 1) {
+            hdr.outer.dscp = meta.send.dscp;
+            hdr.outer.ecn = meta.send.ecn;
+            if (meta.send.gen == 1) {
                 // A packet this NIC made (NACK, SACK, probe answer): cut to
                 // its headers, counted by kind, not as the host's traffic.
-                TRUNCATE(meta.out.trunc);
-                if (meta.out.is_nack == 1) {
+                TRUNCATE(meta.send.trunc);
+                if (meta.send.is_nack == 1) {
                     nack_reasons.count((bit<32>)hdr.neth.nack_reason);
                     nic_events.count(NEV_NACK);
                 } else if (hdr.seth.pr == 1) {
@@ -100,7 +100,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 } else {
                     nic_events.count(NEV_SACK);
                 }
-                if (meta.out.notice == 1) {
+                if (meta.send.notice == 1) {
                     MIRROR_TO(NOTICE_SESSION);   // a trimmed packet's notice to the host
                 }
                 if (meta.host_copy == 1) {

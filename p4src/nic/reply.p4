@@ -20,10 +20,10 @@ action to_sender(inout nic_headers_t hdr, inout nic_metadata_t meta, in bit<16> 
     hdr.inner.hop_limit = 64;
     hdr.udp.length = bytes;
     hdr.udp.checksum = 0;
-    meta.out.encap = 1;
-    meta.out.gen = 1;
-    meta.out.dscp = meta.cfg.dscp_control;
-    meta.out.ecn = 0;
+    meta.send.encap = 1;
+    meta.send.gen = 1;
+    meta.send.dscp = meta.cfg.dscp_control;
+    meta.send.ecn = 0;
 }
 
 // The EV a packet the NIC made travels on (inner UDP source port and flow

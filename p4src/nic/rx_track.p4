@@ -250,7 +250,7 @@ control RxAnswer(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         hdr.bth.ts = 0;
         hdr.bth.reserved3 = 0;
         hdr.bth.psn = meta.rx.cum - 1;
-        meta.out.trunc = SACK_BYTES;
+        meta.send.trunc = SACK_BYTES;
         to_sender(hdr, meta, UDP_BYTES + BTH_BYTES + SETH_BYTES + CC_STATE_BYTES + ICRC_BYTES);
     }
 

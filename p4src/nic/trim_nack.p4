@@ -46,8 +46,8 @@ control TrimNack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         hdr.bth.rtx = 0;
         hdr.bth.ts = 0;
         hdr.bth.reserved3 = 0;
-        meta.out.is_nack = 1;
-        meta.out.trunc = NACK_BYTES;
+        meta.send.is_nack = 1;
+        meta.send.trunc = NACK_BYTES;
         to_sender(hdr, meta, UDP_BYTES + BTH_BYTES + NETH_BYTES + ICRC_BYTES);
     }
 
@@ -58,7 +58,7 @@ control TrimNack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 reason = NACK_TRIMMED;
             }
             build_neth(reason);   // over the reverse of the same path: the EV it came on
-            meta.out.notice = 1;
+            meta.send.notice = 1;
         } else if (meta.rx.op == RX_OP_DATA && meta.rx.kind == RX_BEYOND) {
             build_neth(NACK_PSN_OOR_WINDOW);
             on_ev(hdr, meta, meta.rx.reverse_ev);

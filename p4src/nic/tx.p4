@@ -77,11 +77,11 @@ control Spray(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             hdr.udp.src_port = meta.ev[31:16];
             hdr.inner.flow_label = hdr.inner.flow_label[19:16] ++ meta.ev[15:0];
             hdr.udp.checksum = 0;   // not recomputed; MRC relies on the ICRC
-            meta.out.encap = 1;
-            meta.out.dscp = hdr.inner.dscp;   // the host sets the class
-            meta.out.ecn = 0;
+            meta.send.encap = 1;
+            meta.send.dscp = hdr.inner.dscp;   // the host sets the class
+            meta.send.ecn = 0;
             if (hdr.meth.isValid()) {
-                meta.out.ecn = 2;   // ECT(0) on data
+                meta.send.ecn = 2;   // ECT(0) on data
             }
         }
     }

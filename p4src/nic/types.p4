@@ -141,7 +141,7 @@ struct tx_meta_t {
 }
 
 // Encapsulation (encap.p4) and what main.p4 does with a packet on its way out.
-struct out_meta_t {
+struct send_meta_t {
     bit<1>   encap;        // encapsulate and send to a plane port
     bit<1>   same_row;     // dest_row's template
     bit<11>  dst_row;
@@ -207,7 +207,7 @@ struct nic_metadata_t {
     bit<1>   tx_done;      // the transmit completion: the host's data packet back to it, its EV written in
     cfg_meta_t    cfg;
     tx_meta_t     tx;
-    out_meta_t    out;
+    send_meta_t   send;
     rx_meta_t     rx;
     health_meta_t h;
     bit<1>   ev_digest;

@@ -1,6 +1,7 @@
 """A NIC for the endpoint tests, at the inner-packet level: the reference
-NIC model (nic_model.nic_pipeline) as the endpoint's `mrc_wire.pcie.Nic`,
-its outer header taken off what it sends and put on what it receives.
+NIC model (nic_model.nic_pipeline, `.model`: the endpoint's
+`mrc_wire.pcie.Nic`) wired to the test, its outer header taken off what it
+sends and put on what it receives.
 
 The endpoint creates its QPs on it and posts packets to it; the model
 picks each data packet's EV (its rotation, or path health for a QP that
@@ -20,12 +21,11 @@ any destination of the NIC prefix can be encapsulated.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from mrc_wire import entries as E
 from mrc_wire.constants import DSCP_DEFAULTS, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frame import Frame
-from mrc_wire.pcie import Host, QpCreate
 from nic_model.nic_pipeline import NicModel, Output
 
 BLOCK = 0xFCBBBB00  # fcbb:bb00::/32, the default block
@@ -47,34 +47,6 @@ class NicFront:
         self.model.install([E.DestRow(r, r == my_row) for r in range(ROWS)])
         self.model.install([E.PlanePort(p, p + 1, 0, 0, 0) for p in range(8)])
         self.model.connect(self)
-
-    # ---- the endpoint's NIC: mrc_wire.pcie.Nic, by the model ------------------
-    def attach(self, host: Host) -> None:
-        self.model.attach(host)
-
-    def post(self, raw: bytes, pad: int = 0) -> None:
-        self.model.post(raw, pad)
-
-    def create_qp(self, qp: QpCreate) -> None:
-        self.model.create_qp(qp)
-
-    def destroy_qp(self, qpn: int) -> None:
-        self.model.destroy_qp(qpn)
-
-    def write_slots(self, qpn: int, writes: Sequence[tuple[int, int]]) -> None:
-        self.model.write_slots(qpn, writes)
-
-    def set_bad(self, qpn: int, slots: int) -> None:
-        self.model.set_bad(qpn, slots)
-
-    def set_reverse(self, qpn: int, plane: int, ev: int) -> None:
-        self.model.set_reverse(qpn, plane, ev)
-
-    def set_port_down(self, planes: int) -> None:
-        self.model.set_port_down(planes)
-
-    def skipping(self, qpn: int) -> int:
-        return self.model.skipping(qpn)
 
     # ---- the wire: inner packets ---------------------------------------------
     def send(self, o: Output) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from mrc_host.endpoint import Endpoint
 from mrc_wire import packet as W
 from mrc_wire.constants import DSCP_DEFAULTS, ECN_CE, NACK_TRIMMED, NACK_TRIMMED_LASTHOP
+from nic_model.nic_pipeline import NicModel
 from sim_core.sim import Sim
 from tests.support.nic_front import NicFront
 
@@ -55,14 +56,14 @@ class PathFabric:
         self.stats = FabricStats()
 
     def nic(self, addr: str | bytes, out: Callable[[bytes], None] | None = None,
-            dscp: Mapping[str, int] | None = None) -> NicFront:
-        """A NIC of the fabric at `addr`, for an endpoint to be built on;
+            dscp: Mapping[str, int] | None = None) -> NicModel:
+        """The NIC model of the fabric at `addr`, for an endpoint to be built on;
         what it sends goes to `out` (a test's tap, which calls `send` for
         what it lets through) or straight onto the fabric. `dscp`: its
         classes, as its host's."""
         a = addr if isinstance(addr, bytes) else ipaddress.IPv6Address(addr).packed
         front = self.fronts[a] = NicFront(a, out or (lambda raw: self.send(a, raw)), dscp=dscp)
-        return front
+        return front.model
 
     def front(self, ep: Endpoint) -> NicFront:
         return self.fronts[ep.addr_bytes]
