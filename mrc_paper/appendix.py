@@ -90,7 +90,13 @@ def restore_lags(r: RunResult) -> list[float]:
     return lags
 
 
-def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] | None = None) -> str:
+# A path used again later than this many base RTTs after it returns is late: more than a probe interval (2
+# base RTTs by default) and the probe's round trip.
+LATE_RTTS = 5
+
+
+def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] | None = None,
+          rtt: float = float("inf")) -> str:
     """What the measurements say when a Fig. 19 claim fails: each part only
     when its number shows it (a stall; healthy EVs retired, by timeouts or
     not). With neither a stall nor timeouts retiring healthy EVs, the
@@ -104,10 +110,14 @@ def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] 
                      f"({sacks} by SACK)")
     else:
         parts.append(f"no EV on a working path is retired ({timeouts} resends by timeout, {sacks} by SACK)")
-    if lags:
-        parts.append("a path that comes back is used again only when good probes restore its EVs (3 in a row): "
+    if lags and max(lags) > LATE_RTTS * rtt:
+        parts.append("a path that comes back is used again only when good probes restore its EVs: "
                      + ", ".join(f"{x:.0f}" for x in lags) + " µs after it returns, of each phase's "
                      "length, so the phases that gain capacity average below their share")
+    elif lags:
+        parts.append("a path that comes back is used again " + ", ".join(f"{x:.0f}" for x in lags)
+                     + " µs after it returns (its first answered probe), and the rate on the links left still "
+                     "falls short of their share (not traced further)")
     elif not stall and not (live and timeouts):
         parts.append("the rate on the links left falls short of their share (not traced further)")
     return "; ".join(parts)
@@ -120,7 +130,7 @@ def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
 
 def _cause(r: RunResult) -> str:
     stall, live = _trace(r)
-    return cause(stall, live, r.retx["timeout"], r.retx["sack"], restore_lags(r))
+    return cause(stall, live, r.retx["timeout"], r.retx["sack"], restore_lags(r), r.base_rtt)
 
 
 def _flat(key: str) -> Callable[[Runs], Finding]:

@@ -151,14 +151,16 @@ def _on_planes(planes: set[int], ev: int) -> bool:
 
 
 def _dead_share(r: RunResult) -> float:
-    """The largest share of a traced QP's packets sent onto a plane down, over the settled faulty phases."""
-    worst = 0.0
+    """The largest share of a traced QP's packets sent onto a plane down, over the settled faulty phases.
+    A phase's last bin is left out: it ends at the next event's instant, and a packet sent on a plane the
+    moment it comes back (in that instant, after the event) would count as sent onto it while down."""
+    worst, width = 0.0, r.timeline.t[0]
     for p in M.phases(r)[1:]:
         down = _down(r.scenario, p.start)
         if not down:
             continue
         for flow in r.timeline.ev_tx:
-            s = M.share_on(r, flow, functools.partial(_on_planes, down), p.start + M.settle_us(r), p.end)
+            s = M.share_on(r, flow, functools.partial(_on_planes, down), p.start + M.settle_us(r), p.end - width)
             worst = max(worst, 0.0 if math.isnan(s) else s)
     return worst
 

@@ -86,10 +86,13 @@ def fig12(runs: Runs) -> Finding:
     f.numbers["takeover"] = takeover
     f.hold("fig13.takeover", f"{takeover:.1%} of them on EV-B", takeover >= TAKEOVER,
            "EV-A keeps the plane's packets")
+    back = [t - loss.at_us for t, ev in M.ev_events(r, flow, "GOOD") if ev == a and t >= loss.at_us]
+    f.numbers["ev_a_back_us"] = back
     f.hold("fig13.stays_out", f"EV-A retired {len(retired)} time(s)", len(retired) == 1,
-           f"EV-A comes back {len(retired) - 1} time(s): the model restores an EV after {RESTORE_PROBES} good "
-           "probes in a row, which a 20% loss allows about half the time, and retires it again at its next loss "
-           "(a few packets later)")
+           f"EV-A comes back {len(back)} time(s), " + ", ".join(f"{t:.0f}" for t in back) + " µs after the loss "
+           f"starts: a first restoration needs {RESTORE_PROBES} good probes in a row, which a 20% loss allows "
+           "about half the time; each failure soon after doubles what the next needs (damping), so it stays out "
+           f"from {max(back, default=0):.0f} µs on")
     if "oblivious" in runs.transports:
         f.notes.append("Ablation: with EV state off the lossy EV keeps 1/8 of the QP's packets, each fifth one "
                        f"lost and resent: {f.numbers['oblivious_retx']} retransmissions against "

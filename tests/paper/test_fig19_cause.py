@@ -38,10 +38,14 @@ def test_neither_a_stall_nor_a_healthy_retirement_says_the_rate_falls_short_untr
 
 
 def test_paths_restored_late_are_named_with_their_lags():
-    assert cause(0.0, 0, 0, 151, [51.2, 38.0]) == (
+    assert cause(0.0, 0, 0, 151, [51.2, 38.0], rtt=5.0) == (
         "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
-        "again only when good probes restore its EVs (3 in a row): 51, 38 µs after it returns, of each phase's "
+        "again only when good probes restore its EVs: 51, 38 µs after it returns, of each phase's "
         "length, so the phases that gain capacity average below their share")
+    assert cause(0.0, 0, 0, 151, [12.2, 8.0], rtt=5.0) == (
+        "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
+        "again 12, 8 µs after it returns (its first answered probe), and the rate on the links left still falls "
+        "short of their share (not traced further)")
 
 
 def test_the_restore_lag_is_from_the_link_coming_back_to_the_first_good_probe_on_its_spine():
