@@ -90,14 +90,21 @@ def test_a_link_down_for_fewer_probes_than_bfd_detects_is_no_link_down():
     assert _link_back(Damping(), down_for=3) == 1
 
 
-def test_a_failure_within_its_probation_doubles_the_probes_needed_and_probation_spent_up_forgives():
+def _struck() -> tuple[EvProfile, int]:
+    """An EV retired, restored by 3 good probes (out for 3 intervals), and
+    lost again 1 interval later: within its probation, one strike."""
     p, ev = _profile(Damping())
     p.event(ev, EvEvent.LOSS, 0.0)
     for i in range(1, 4):
         p.event(ev, EvEvent.PROBE_OK, i * PROBE_US)
-    assert p.state[ev] is EvState.GOOD and p.probation[ev] == 3 * PROBE_US  # out for 3 intervals
-    p.event(ev, EvEvent.LOSS, 4 * PROBE_US)  # 1 interval up: within its probation
+    assert p.state[ev] is EvState.GOOD and p.probation[ev] == 3 * PROBE_US
+    p.event(ev, EvEvent.LOSS, 4 * PROBE_US)
     assert p.strikes[ev] == 1
+    return p, ev
+
+
+def test_a_failure_within_its_probation_doubles_the_probes_needed_and_probation_spent_up_forgives():
+    p, ev = _struck()
     for i in range(5, 10):
         p.event(ev, EvEvent.PROBE_OK, i * PROBE_US)
         assert p.state[ev] is EvState.ASSUMED_BAD  # 5 good probes are not the 6 it needs now
@@ -109,11 +116,7 @@ def test_a_failure_within_its_probation_doubles_the_probes_needed_and_probation_
 
 def test_a_damped_ev_gets_no_fast_path():
     """An EV with strikes is not let back by one answered probe after a silence."""
-    p, ev = _profile(Damping())
-    p.event(ev, EvEvent.LOSS, 0.0)
-    for i in range(1, 4):
-        p.event(ev, EvEvent.PROBE_OK, i * PROBE_US)
-    p.event(ev, EvEvent.LOSS, 4 * PROBE_US)
+    p, ev = _struck()
     for i in range(5, 10):
         p.event(ev, EvEvent.PROBE_LOST, i * PROBE_US)
     p.event(ev, EvEvent.PROBE_OK, 10 * PROBE_US)
@@ -121,12 +124,7 @@ def test_a_damped_ev_gets_no_fast_path():
 
 
 def test_a_port_status_update_restores_at_once_whatever_the_strikes():
-    p, ev = _profile(Damping())
-    p.event(ev, EvEvent.LOSS, 0.0)
-    for i in range(1, 4):
-        p.event(ev, EvEvent.PROBE_OK, i * PROBE_US)
-    p.event(ev, EvEvent.LOSS, 4 * PROBE_US)
-    assert p.strikes[ev] == 1
+    p, ev = _struck()
     plane = ev & 7
     p.plane_down(plane)
     p.plane_up(plane)
