@@ -32,11 +32,11 @@ SMALL: dict[str, dict[str, Any]] = {
 NOT_HELD_YET = {
     "fig17.mrc_best": "MRC's window ramps slower than RoCE at line rate (gallery: cause); NSCC is to fix it",
     "fig19b.track": "returning links are used again within a probe interval, but the phases that gain capacity "
-                    "still fall short of their share (gallery: cause)",
+                    "fall short of their share with ECN swaps there were none of before the cuts (gallery: cause)",
     "fig19b.mapped": "holds in the gallery since the NIC's receiver answers on the data's reverse EV, but no small "
                      "fig19b run exists here to switch its mechanism off",
-    "fig19c.track": "returning links are used again within a probe interval, but the phase after still falls "
-                    "short of its share (gallery: cause)",
+    "fig19c.track": "returning links are used again within a probe interval, but the phase after falls short "
+                    "of its share with ECN swaps there were none of before the cuts (gallery: cause)",
 }
 ABLATED = sorted(c.id for c in CLAIMS.values() if c.ablation is not None)
 
