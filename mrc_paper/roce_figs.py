@@ -255,7 +255,7 @@ def fig16(runs: Runs) -> Finding:
         rest = [x for (_, s), x in shares.items() if s > max(bad, default=-1)]
         f.hold("fig16.roce_1", f"at most {most:.2f}", most <= UNUSABLE,
                "RoCE keeps more at 1% loss than 'unusable' at " + ", ".join(over)
-               + (f"; above {_mib(max(bad))} at most {max(rest):.2f}" if rest else ""))
+               + (f"; above {_mib(max(bad))} at most {max(rest):.2f}" if bad and rest else ""))
     else:
         f.untested("fig16.roce_1", "no RoCE run at 1% loss")
     ranks = _ranks(runs)

@@ -97,8 +97,11 @@ def test_fig20_one_roce_qp_per_pair_halves_on_shared_uplinks_8_qps_spread_and_mr
     n = f.numbers
     spines = [(qps._hash(i, i + 8, 0) >> 3) % 4 for i in range(8)]
     assert all(spines[:4].count(s) == 2 for s in spines[:4]) and all(spines[4:].count(s) == 2 for s in spines[4:])
-    for name in ("roce-pfc-1qp", "roce-dcqcn-1qp"):
-        assert max(n[name]["flows"]) <= 0.55, "a flow sharing its path gets at most half of line rate"
+    assert max(n["roce-pfc-1qp"]["flows"]) <= 0.55, "PFC alone: a flow sharing its path gets half of line rate"
+    # DCQCN's ramp marks seldom and cuts one flow of a pair more than the other: together they fill their uplink.
+    flows = n["roce-dcqcn-1qp"]["flows"]
+    pairs = [(i, j) for i in range(8) for j in range(i + 1, 8) if i // 4 == j // 4 and spines[i] == spines[j]]
+    assert len(pairs) == 4 and all(flows[i] + flows[j] <= 1.02 for i, j in pairs), (pairs, flows)
     assert n["roce-pfc-8qp"]["total"] > 1.3 * n["roce-pfc-1qp"]["total"], "8 QPs per pair spread over the spines"
     assert n["roce-pfc-1qp"]["nic_paused_us"] > 0, "PFC alone: the T0s pause the senders' NICs"
     assert n["mrc"]["slowest"] >= R.MRC_ALL and f.result("fig20.mrc").ok
@@ -129,7 +132,7 @@ def test_the_hash_load_is_the_most_flows_on_one_spine_link():
     topo = Topology(name="t", planes=1, t0_per_plane=2, t1_per_plane=8, hosts_per_t0=16)
 
     def result(pairs):
-        return NS(transport=NS(topology=topo), scenario=NS(topology=topo),
+        return NS(transport=NS(topology=topo), scenario=NS(topology=topo, ecmp_seed=0),
                   messages=[NS(src=s, dst=d) for s, d in pairs])
     assert R._hash_load(result([(0, 16)])) == 1
     assert R._hash_load(result([(i, 16 + i) for i in range(16)])) >= 2
