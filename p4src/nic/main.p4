@@ -114,6 +114,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 if (hdr.meth.isValid()) {
                     meta.tx_done = 1;   // the transmit completion: the EV this data took, to the host
                     MIRROR_KEEP(NOTICE_SESSION);
+                    nic_events.count(NEV_TX_DONE);
                 }
             }
         } else if (meta.drop == 0) {

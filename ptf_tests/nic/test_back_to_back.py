@@ -137,16 +137,21 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
 
         clock = RealClock(poll)
         eps = _endpoints(clock, nics[A_NIC], nics[B_NIC], run, pa, pb)
+        # Frames sent just before the sender goes idle may still be in BMv2: count once each NIC
+        # has finished with everything it was given, the relay has read all it sent on its planes and
+        # the host all it sent on the host port (completions too), counted from before the first frame.
+        def read(n: int, side: str) -> int:
+            nics[n].poll()  # the host takes what reached it while the settler waits
+            return link.read_from[side] + nics[n].read
+
+        settlers = [(Settler(t.state.name, lambda t=t: nic_progress(t.session, PORTS),
+                             lambda n=n, side=side: read(n, side)), side, n)
+                    for t, side, n in ((ta, "a", A_NIC), (tb, "b", B_NIC))]
         link.start()
         try:
             eps[A_NIC].send_message(A_QPN, DATA)
             clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
-            # Frames sent just before the sender goes idle may still be in BMv2: count once each NIC
-            # has finished with everything it was given and the relay has read all it sent on its planes.
-            planes = [N.plane_port(p) for p in range(TOPO.planes)]
-            for t, side, n in ((ta, "a", A_NIC), (tb, "b", B_NIC)):
-                settler = Settler(t.state.name, lambda t=t: nic_progress(t.session, planes),
-                                  lambda side=side: link.read_from[side])
+            for settler, side, n in settlers:
                 settler.sent = nics[n].posted + link.forwarded_to[side]
                 settler.wait()
             poll(0.1)
