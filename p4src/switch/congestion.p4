@@ -45,12 +45,15 @@ control Congestion(inout headers_t hdr, inout metadata_t meta) {
     action ecn_step(threshold_t threshold) {
         meta.ecn_room = threshold - (threshold_t)meta.qdepth;
     }
-    // A class's WRED ramp: always marked past kmax (the room to kmax + 1),
-    // in the ramp past kmin (ramp_room's sign bit).
+    // A class's WRED ramp: always marked past kmax (the room to kmax below
+    // 0; at kmax itself the ramp decides), in the ramp past kmin
+    // (ramp_room's sign bit). One operation per field, each on at most one
+    // action parameter: a Tofino action runs in one stage (bf-p4c refused
+    // kmax + 1 - qdepth and kmax - kmin). The span kmax - kmin is the
+    // difference of the two rooms, taken where the ramp needs it.
     action ecn_ramp(threshold_t kmin, threshold_t kmax, bit<32> pmax) {
-        meta.ecn_room = kmax + 1 - (threshold_t)meta.qdepth;
+        meta.ecn_room = kmax - (threshold_t)meta.qdepth;
         meta.ramp_room = kmin - (threshold_t)meta.qdepth;
-        meta.ramp_span = (bit<32>)(kmax - kmin);
         meta.ramp_pmax = pmax;
         meta.ecn_ramp = 1;
     }
@@ -68,11 +71,11 @@ control Congestion(inout headers_t hdr, inout metadata_t meta) {
 
         if (hdr.ipv6.ecn != ECN_NOT_ECT && meta.host_facing == 0) {
             bit<1> mark = 0;
-            if (meta.ecn_room[19:19] == 1 || meta.ecn_room == 0) {
+            if (meta.ecn_room[19:19] == 1 || (meta.ecn_room == 0 && meta.ecn_ramp == 0)) {
                 mark = 1;
             } else if (meta.ecn_ramp == 1 && meta.ramp_room[19:19] == 1) {
-                ECN_RAMP_MARK(mark, meta.qdepth, meta.cls, (bit<32>)(20w0 - meta.ramp_room), meta.ramp_span,
-                              meta.ramp_pmax)
+                ECN_RAMP_MARK(mark, meta.qdepth, meta.cls, (bit<32>)(20w0 - meta.ramp_room),
+                              (bit<32>)(meta.ecn_room - meta.ramp_room), meta.ramp_pmax)
             }
             if (mark == 1) {
                 hdr.ipv6.ecn = ECN_CE;

@@ -76,7 +76,6 @@ parser MetadataInit(out metadata_t meta) {
         meta.ecn_room = 0;
         meta.ecn_ramp = 0;
         meta.ramp_room = 0;
-        meta.ramp_span = 0;
         meta.ramp_pmax = 0;
         meta.trim_room = 0;
         meta.len_room = 0;

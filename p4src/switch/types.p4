@@ -56,7 +56,6 @@ struct metadata_t {
     threshold_t ecn_room;    // ECN threshold - qdepth: <= 0 means mark
     bit<1>   ecn_ramp;       // the class's profile is a WRED ramp (ecn_profile's ecn_ramp)
     threshold_t ramp_room;   // kmin - qdepth: < 0 means past kmin, in the ramp (or past kmax)
-    bit<32>  ramp_span;      // kmax - kmin
     bit<32>  ramp_pmax;      // the probability at kmax, in 1/65536
     threshold_t trim_room;   // trim threshold - qdepth: <= 0 means trim
     bit<17>  len_room;       // trim_bytes - pkt_len: bit 16 set if longer
