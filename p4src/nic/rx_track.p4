@@ -23,10 +23,11 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     REGISTER(bit<32>, RX_REVERSE_REGISTER_SIZE) rx_reverse;
     // New arrivals by how far past the cumulative PSN: index the bit length
     // of the distance (0: in order), as the model's histogram, for any window.
+    // Counted in the table's action: p4c-dpdk 1.2.5.16 folded a variable the
+    // action set into the value it had before the table (always bucket 0).
     COUNTER_PACKETS(RX_REORDER_BUCKETS) rx_reorder;
     bit<24> distance = 0;
-    bit<32> far = 0;
-    action bucket(bit<32> b) { far = b; }
+    action bucket(bit<32> b) { rx_reorder.count(b); }
     table reorder_bucket {
         key = { distance : ternary @name("distance"); }
         actions = { bucket; }
@@ -154,8 +155,7 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                     rcvd = rcvd + meta.rx.length;
                     REG_WRITE(rx_rcvd, (bit<32>)meta.rx.index, rcvd);
                     distance = d;
-                    reorder_bucket.apply();
-                    rx_reorder.count(far);
+                    reorder_bucket.apply();   // counts the arrival in its bucket
                     if (!sack) {
                         unacked = unacked + meta.rx.length;
                         if (unacked >= meta.rx.ack_bytes) {
