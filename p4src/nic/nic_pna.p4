@@ -56,26 +56,31 @@ const bit<8> SECOND_COMPLETION = 2;   // the host's data as it left: its transmi
 
 // A data packet from the fabric, as it arrived (main.p4's hook, before the
 // reply rewrites it): what its reply rewrites, kept in headers of its own.
-action keep(inout nic_headers_t hdr) {
-    hdr.kept_ip.setValid();
-    hdr.kept_ip.outer_dscp = hdr.outer.dscp;
-    hdr.kept_ip.outer_ecn = hdr.outer.ecn;
-    hdr.kept_ip.dscp = hdr.inner.dscp;
-    hdr.kept_ip.ecn = hdr.inner.ecn;
-    hdr.kept_ip.reserved = 0;
-    hdr.kept_ip.flow_label = hdr.inner.flow_label;
-    hdr.kept_ip.payload_len = hdr.inner.payload_len;
-    hdr.kept_ip.hop_limit = hdr.inner.hop_limit;
-    hdr.kept_ip.udp_src = hdr.udp.src_port;
-    hdr.kept_ip.udp_length = hdr.udp.length;
-    hdr.kept_ip.udp_checksum = hdr.udp.checksum;
-    hdr.kept_bth = hdr.bth;
-    hdr.kept_meth = hdr.meth;
-    hdr.kept_tseth = hdr.tseth;
-    hdr.kept_reth = hdr.reth;
-    hdr.kept_immdt = hdr.immdt;
-}
-#define NIC_BEFORE_REPLY if (hdr.meth.isValid()) { keep(hdr); }
+// Statements in NicIngress itself: p4c-dpdk 1.2.5.16 lost the validity and
+// the header copies of a top-level action taking the headers inout. A
+// header copied only when valid: p4c-dpdk copies the fields of an invalid
+// one too, and SWX writes them wherever that header last pointed (another
+// packet's buffer).
+#define NIC_BEFORE_REPLY \
+    if (hdr.meth.isValid()) { \
+        hdr.kept_ip.setValid(); \
+        hdr.kept_ip.outer_dscp = hdr.outer.dscp; \
+        hdr.kept_ip.outer_ecn = hdr.outer.ecn; \
+        hdr.kept_ip.dscp = hdr.inner.dscp; \
+        hdr.kept_ip.ecn = hdr.inner.ecn; \
+        hdr.kept_ip.reserved = 0; \
+        hdr.kept_ip.flow_label = hdr.inner.flow_label; \
+        hdr.kept_ip.payload_len = hdr.inner.payload_len; \
+        hdr.kept_ip.hop_limit = hdr.inner.hop_limit; \
+        hdr.kept_ip.udp_src = hdr.udp.src_port; \
+        hdr.kept_ip.udp_length = hdr.udp.length; \
+        hdr.kept_ip.udp_checksum = hdr.udp.checksum; \
+        hdr.kept_bth = hdr.bth; \
+        hdr.kept_meth = hdr.meth; \
+        hdr.kept_reth = hdr.reth; \
+        if (hdr.tseth.isValid()) { hdr.kept_tseth = hdr.tseth; } \
+        if (hdr.immdt.isValid()) { hdr.kept_immdt = hdr.immdt; } \
+    }
 #include "main.p4"
 
 
@@ -157,9 +162,7 @@ control NicPnaMain(inout nic_headers_t hdr, inout nic_metadata_t meta,
         hdr.udp.checksum = hdr.kept_ip.udp_checksum;
         hdr.bth = hdr.kept_bth;
         hdr.meth = hdr.kept_meth;
-        hdr.tseth = hdr.kept_tseth;
         hdr.reth = hdr.kept_reth;
-        hdr.immdt = hdr.kept_immdt;
         hdr.seth.setInvalid();
         hdr.cc_state.setInvalid();
         hdr.neth.setInvalid();
@@ -236,6 +239,12 @@ control NicPnaMain(inout nic_headers_t hdr, inout nic_metadata_t meta,
             send_to_port(DISCARD_PORT);
         } else {
             put_back();
+            if (hdr.kept_tseth.isValid()) {
+                hdr.tseth = hdr.kept_tseth;
+            }
+            if (hdr.kept_immdt.isValid()) {
+                hdr.immdt = hdr.kept_immdt;
+            }
             drop_kept();
             host_copy.apply(hdr, meta);
             send_to_port(HOST_PORT);

@@ -262,12 +262,17 @@ control RxAnswer(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         bit<32> arrival = meta.ev;
         if (meta.rx.op == RX_OP_DATA && meta.rx.kind != RX_BEYOND && meta.rx.sack == 1) {
             // ack_psn_offset: the arrival's PSN less cack_psn, clamped to 16 bits.
+            // It fits when its bits 23..15 are all 0 or all 1. (Not `off > 0x7FFF`:
+            // p4c-dpdk 1.2.5.16 dropped that comparison of an expression after `&&`.)
             bit<24> off = hdr.bth.psn - (meta.rx.cum - 1);
+            bit<9> high = off[23:15];
             bit<16> off16 = off[15:0];
-            if (off[23:23] == 0 && off > 0x7FFF) {
-                off16 = 0x7FFF;
-            } else if (off[23:23] == 1 && off < 0xFF8000) {
-                off16 = 0x8000;
+            if (high != 0 && high != 0x1FF) {
+                if (off[23:23] == 0) {
+                    off16 = 0x7FFF;
+                } else {
+                    off16 = 0x8000;
+                }
             }
             bit<2> mark = SETH_M_NONE;
             if (hdr.inner.ecn == ECN_CE) {

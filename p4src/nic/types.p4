@@ -212,6 +212,8 @@ struct health_meta_t {
     bit<16>  mask;
     bit<8>   mask8;        // mask and turn in 8 bits: shift amounts (p4c-dpdk's limit)
     bit<8>   turn8;
+    bit<8>   rest8;        // the slots from the turn to the rotation's end
+    bit<64>  run;          // the slots the pick passed over, from bit 0 (first_usable's)
     bit<8>   min_active;
     bit<64>  plane0;
     bit<64>  plane1;
