@@ -15,7 +15,7 @@ from control_plane.pipelines import BUILD_DIR
 # Re-exported: the tests and tools find the checkout and the compiled programs through the toolchain.
 from control_plane.pipelines import REPO as REPO
 from control_plane.pipelines import artifacts as artifacts
-from testbed import bmv2_thrift, swx_spec
+from testbed import bmv2_thrift, swx_order, swx_spec
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which
 # records source paths, is the same on every machine).
@@ -85,9 +85,10 @@ def compile_swx(program: str, out_dir: Path = BUILD_DIR) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True)
         for f in old:
             f.unlink()
-        # SWX reaches the first 256 bytes of the metadata only (testbed/swx_spec.py).
+        # SWX reaches the first 256 bytes of the metadata only (testbed/swx_spec.py),
+        # and runs packets one at a time only without exact-match tables (testbed/swx_order.py).
         packed, _ = swx_spec.pack_spec(Path(f"{scratch}/out.spec").read_text())
-        spec.write_text(packed)
+        spec.write_text(swx_order.in_arrival_order(packed))
         shutil.copyfile(f"{scratch}/out.bfrt.json", bfrt)
         for entries in sorted(Path(scratch).glob("*.txtpb")):
             shutil.copyfile(entries, out_dir / f"{program}.{entries.stem}.entries")
