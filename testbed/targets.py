@@ -76,6 +76,9 @@ class PtfTarget:
 
     name = "device"
     settler: Settler | None = None
+    # Whether a frame cut inside its headers is counted malformed (a P4
+    # parser's PacketTooShort); not where the parser cannot see the frame's end.
+    counts_cut_frames = True
 
     def __init__(self, ifaces: dict[int, str], ports: list[int]):
         self.ports = ports

@@ -117,7 +117,7 @@ def swx_unavailable(program: str = "nic-pna") -> str | None:
     """Why DPDK's SWX pipeline cannot run `program` here, or None when it can."""
     app = dpdk_pipeline()
     if app is None:
-        return "dpdk-pipeline not found (PATH or $DPDK_PIPELINE); see docs/nic.md 'The NIC on SWX'"
+        return "dpdk-pipeline not found (PATH or $DPDK_PIPELINE); see docs/swx.md"
     if dpdk_tree(app) is None:
         return (f"no DPDK tree with build/ for 'pipeline libbuild': set RTE_INSTALL_DIR (looked at "
                 f"{os.environ.get('RTE_INSTALL_DIR') or Path(app).resolve().parents[2]})")
