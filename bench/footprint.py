@@ -76,7 +76,7 @@ def run() -> list[str]:
             "workload": {"pattern": "permutation", "message_bytes": 4096},
         }
     ).topology
-    predicted = footprint.estimate(topo, chk["qps"])
+    predicted = footprint.setup(topo, chk["qps"])
     return [
         "## Set-up memory per element (fabric_sim/runner/footprint.py)",
         "",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import reprlib
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -26,12 +25,14 @@ from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from mrc_wire.text import file_kind
+from mrc_wire.text import printable as printable  # re-exported: the CLIs print through config
+
 MAX_FILE_BYTES = 1 << 20  # a scenario or topology file is a few KiB; a bigger one is not ours
 MAX_NODES = 100_000  # values after alias expansion (a billion-laughs file expands to 10**9)
 HIDDEN = {"source", "meta"}  # fields the parser sets, never a file
 MAX_DEPTH = 32  # nesting of mappings and lists (the formats need 6)
 MAX_INT_DIGITS = 40  # 2**128 has 39: no field takes more, and Python refuses to read past 4,300
-MAX_TEXT = 240  # characters of an error's path or reason: a safety net under short()
 
 _short = reprlib.Repr()
 _short.maxstring, _short.maxother, _short.maxlist, _short.maxdict, _short.maxlevel = 40, 40, 4, 4, 2
@@ -40,15 +41,6 @@ _short.maxstring, _short.maxother, _short.maxlist, _short.maxdict, _short.maxlev
 def short(value: Any) -> str:
     """A bounded repr for error messages (an input may be huge or shared)."""
     return _short.repr(value)
-
-
-def printable(text: str, limit: int = MAX_TEXT) -> str:
-    """`text` safe for one line of a terminal: control characters (a
-    newline that would forge a line, an escape code) written as escapes,
-    and cut to `limit` characters."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class ConfigError(ValueError):
@@ -393,10 +385,6 @@ def read_yaml(path: str | Path) -> Any:
     return data
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
 def read_regular(path: Path, limit: int, name: str | None = None) -> bytes:
     """At most `limit` + 1 bytes of the regular file `path`; ConfigError at
     field `name` (default: the path) if it cannot be opened or is not a
@@ -411,9 +399,9 @@ def read_regular(path: Path, limit: int, name: str | None = None) -> bytes:
         raise ConfigError(where, f"cannot read: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(fd).st_mode
-        kind = next((k for test, k in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
-        if kind is not None:
-            raise ConfigError(where, f"not a regular file ({kind})" + ("" if name is None else f": {path}"))
+        what = file_kind(mode)
+        if what is not None:
+            raise ConfigError(where, f"not a regular file ({what})" + ("" if name is None else f": {path}"))
         return _read_up_to(fd, limit + 1)
     except OSError as exc:
         raise ConfigError(where, f"cannot read: {exc.strerror or exc}") from None

@@ -19,6 +19,7 @@ TOFINO_DIR = DATA / "tofino_configs"
 TOPOLOGIES = DATA / "bmv2_configs" / "topologies"
 SCENARIOS = DATA / "scenarios"
 RESULTS = REPO / "results" if CHECKOUT else Path("results")  # installed: under the current folder
+RUN_CACHE = RESULTS / "cache"  # finished runs (fabric_sim/runner/run_cache.py); never an output (outputs.py)
 
 
 def artifacts(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path]:

@@ -12,47 +12,34 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
+from control_plane import outputs
 from control_plane.config import printable
 from control_plane.pipelines import RESULTS, SCENARIOS
 from fabric_sim import report, scenario
-from fabric_sim.report import outdir, plots, steps, sweep_live, sweep_out
-from fabric_sim.runner import footprint, outcome, parallel, run_cache
+from fabric_sim.report import saved, steps, sweep_live, sweep_out
+from fabric_sim.runner import outcome, parallel, stop
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.message import Message
 
 DEFAULT = SCENARIOS / "flagship.yaml"
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is: the runs stop, what finished is kept."""
-
-
 def main(argv: list[str] | None = None) -> int:
-    """mrc-sim; an input it cannot take is one line and exit 2, never a traceback."""
-    def terminate(signum: int, frame: object) -> None:
-        raise Terminated
-
-    here = threading.current_thread() is threading.main_thread()  # signals are the main thread's alone
-    old = signal.signal(signal.SIGTERM, terminate) if here else None
-    try:
-        return _main(argv)
-    except Terminated:
-        return 128 + signal.SIGTERM
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # a last resort: every bad input should have been refused by name before this
-        print(f"error: {printable(f'{type(exc).__name__}: {exc}')} (a bug of mrc-sim: please report it)",
-              file=sys.stderr)
-        return 1
-    finally:
-        if here:
-            signal.signal(signal.SIGTERM, old)
+    """mrc-sim; an input it cannot take is one line and exit 2, never a
+    traceback; SIGINT and SIGTERM stop it keeping what finished (runner/stop.py)."""
+    with stop.handled(), outputs.quiet_stdout():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:  # before any run: nothing to keep
+            return stop.status(exc)
+        except Exception as exc:  # a last resort: every bad input should have been refused by name before this
+            print(f"error: {printable(f'{type(exc).__name__}: {exc}')} (a bug of mrc-sim: please report it)",
+                  file=sys.stderr)
+            return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,11 +47,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="mrc-sim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT, help="scenario file (default: %(default)s)")
-    ap.add_argument("--out", type=Path, help="results folder (default: results/<scenario name>; not the current "
+    ap.add_argument("--out", help="results folder (default: results/<scenario name>; not the current "
                                              "folder, not the run cache)")
     ap.add_argument("--transport", action="append", default=[], help="run only this transport (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--no-plots", action="store_true", help="write results.json and the CSV files, no PNG figures")
+    ap.add_argument("--clear", action="store_true", help="a sweep into a folder holding another run's results: "
+                    "remove them first (only what runs write; without --clear such a folder is refused)")
     ap.add_argument("--bmv2", action="store_true", help="also run every transport on the BMv2 fabric and compare "
                     "who got through (needs simple_switch_grpc and root; small topologies)")
     parallel.add_arguments(ap)
@@ -85,8 +74,8 @@ def _main(argv: list[str] | None) -> int:
         return 2
     chosen = [t for t in sc.transports if not args.transport or t.name in args.transport]
     tasks = sweep_out.tasks(variants, args.transport)
-    out = args.out or RESULTS / sc.name
-    problem = _refusal(args, sc, variants, tasks, out)
+    out = RESULTS / sc.name if args.out is None else Path(args.out)
+    problem = _refusal(args, sc, variants, tasks, out, opts)
     if problem:
         print(f"error: {printable(problem, 400)}", file=sys.stderr)
         return 2
@@ -110,7 +99,7 @@ def _workload(w: scenario.Workload) -> str:
 
 
 def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tuple[dict[str, Any], scenario.Scenario]],
-             tasks: list[parallel.Task], out: Path) -> str | None:
+             tasks: list[parallel.Task], out: Path, opts: parallel.Options) -> str | None:
     """Why the command cannot run as asked, before anything runs (None: it can)."""
     if args.bmv2 and sc.meta.get("sweep"):
         return f"--bmv2: {args.scenario} is a sweep; BMv2 runs one scenario"
@@ -122,17 +111,37 @@ def _refusal(args: argparse.Namespace, sc: scenario.Scenario, variants: list[tup
         names = dict.fromkeys(t.name for _, v in variants for t in v.transports)
         return (f"--transport: no variant has {', '.join(args.transport)} (asked: {', '.join(args.transport)}; "
                 f"the variants have: {', '.join(names)})")
-    problem = outdir.refusal(out, run_cache.DEFAULT_DIR) or outdir.unwritable(out)  # before the run, not after it
+    problem = outputs.folder_refusal(out if args.out is None else args.out)  # before the run, not after it
     if problem:
         return f"--out: {problem}"
+    if sc.meta.get("sweep"):
+        problem = _used(args, out, variants)
+        if problem:
+            return problem
     if args.bmv2:
         return _bmv2_refusal(sc)
     try:  # a fabric or workload too big for this machine: refused before anything is built
-        for t in {id(t.transport): t for t in tasks}.values():
-            footprint.check(t.scenario, t.transport)
+        parallel.fits(tasks, opts)
     except scenario.ScenarioError as exc:
         return str(exc)
     return None
+
+
+def _used(args: argparse.Namespace, out: Path, variants: list[tuple[dict[str, Any], scenario.Scenario]]) -> str | None:
+    """A sweep into a folder holding results it would leave beside its own
+    (another sweep's variants): refused, or with --clear emptied of what
+    runs write. The same sweep again (resuming it) replaces its own."""
+    names = {sweep_out.folder(i, len(variants), vals) for i, (vals, _) in enumerate(variants)}
+    left = sweep_out.leftovers(out, names)
+    if not left:
+        return None
+    if args.clear:
+        problem = sweep_out.clear(out)
+        return f"--clear: {problem}: not removed; choose another --out" if problem else None
+    folders = [n for n in left if (out / n).is_dir()]
+    what = ", ".join([n for n in left if n not in folders][:3] + [f"{len(folders)} variant folders"] * bool(folders))
+    return (f"--out: {printable(str(out))} holds an earlier run's results ({what}): --clear removes them first, or "
+            "choose another --out")
 
 
 def _run(tasks: list[parallel.Task], opts: parallel.Options, done: Any, failed: dict[str, str]) -> int | None:
@@ -170,17 +179,20 @@ def _sweep(args: argparse.Namespace, variants: list[tuple[dict[str, Any], scenar
 
     try:
         status = _run(tasks, opts, done, failed)
-    except KeyboardInterrupt:
-        print(f"interrupted: {len(writer.rows)} of {len(writer.wanted)} variants written to {out} "
-              f"(summary.csv); {writer.missing} missing", file=sys.stderr, flush=True)
-        raise
+    except KeyboardInterrupt as exc:
+        writer.cut_off(f"interrupted by {stop.why(exc)}")
+        print(f"interrupted by {stop.why(exc)}: {len(writer.whole)} of {len(writer.wanted)} variants finished, "
+              f"written to {printable(str(out))} (summary.csv says which are missing){stop.kept(exc)}",
+              file=sys.stderr, flush=True)
+        return stop.status(exc)
     if status is not None:
         return status
+    writer.finish(failed)
     results = [(tasks[i], finished[i]) for i in sorted(finished)]
     if results:
         print("\n" + sweep_out.table(sweep_out.group(variants, results)))
-    print(f"\nresults in {out}: a folder per variant (results.json, messages.csv, timeline.csv), summary.csv"
-          + (f" ({writer.missing} variants missing)" if writer.missing else ""))
+    print(f"\nresults in {printable(str(out))}: a folder per variant (results.json, messages.csv, timeline.csv), "
+          "summary.csv" + (f" ({writer.missing} variants missing)" if writer.missing else ""))
     bad = [f"{label}: did not finish ({why})" for label, why in failed.items()]
     bad += [f"{t.label}{line.removeprefix(r.transport.name)}" for t, r in results for line in outcome.failures([r], {})]
     for line in bad:
@@ -190,45 +202,64 @@ def _sweep(args: argparse.Namespace, variants: list[tuple[dict[str, Any], scenar
 
 def _single(args: argparse.Namespace, sc: scenario.Scenario, tasks: list[parallel.Task], opts: parallel.Options,
             out: Path) -> int:
-    """One scenario's transports, results.json rewritten as each finishes."""
+    """One scenario's transports, results.json rewritten as each finishes
+    (naming those still running), and once more, marked, if interrupted."""
     finished: dict[int, RunResult] = {}
     failed: dict[str, str] = {}  # run -> why it did not finish
 
+    def results() -> list[RunResult]:
+        return [finished[j] for j in sorted(finished)]
+
+    def unfinished(why: str) -> dict[str, str]:
+        return {t.label: why for i, t in enumerate(tasks) if i not in finished and t.label not in failed}
+
     def done(i: int, r: RunResult) -> None:
         finished[i] = r  # written as soon as it finishes: a later failure loses nothing
-        report.write([finished[j] for j in sorted(finished)], out, failed)
+        saved.save(out, sc, results(), failed, unfinished("still running when this was written"))
         print(_finished_line(tasks[i].label, r), flush=True)
 
-    status = _run(tasks, opts, done, failed)
+    try:
+        status = _run(tasks, opts, done, failed)
+    except KeyboardInterrupt as exc:
+        cut = unfinished(f"interrupted by {stop.why(exc)}")
+        saved.save(out, sc, results(), failed, cut)
+        print(f"interrupted by {stop.why(exc)}: {len(finished)} of {len(tasks)} runs finished, written to "
+              f"{printable(str(out / 'results.json'))} (results.json names the {len(cut)} cut off){stop.kept(exc)}",
+              file=sys.stderr, flush=True)
+        return stop.status(exc)
     if status is not None:
         return status
-    results = [finished[j] for j in sorted(finished)]
+    got = results()
     if args.bmv2:
-        _on_bmv2(sc, results)
-    if not results:
+        _on_bmv2(sc, got)
+    if not got:
         asked = ", ".join(args.transport) or "every transport"
         print(f"error: no transport finished (asked: {asked}; {args.scenario} has: "
               f"{', '.join(t.name for t in sc.transports)}): {'; '.join(f'{k}: {v}' for k, v in failed.items())}",
               file=sys.stderr)
         return 1
+    _print_results(got)
+    made = saved.save(out, sc, got, failed, figures=not args.no_plots)
+    print(f"\nresults in {printable(str(out))}: results.json, messages.csv, timeline.csv"
+          + (", steps.csv, collectives.csv" if any(r.steps is not None for r in got) else "")
+          + (", " + ", ".join(made) if made else ""))
+    bad = outcome.failures(got, failed)
+    for line in bad:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _print_results(got: list[RunResult]) -> None:
+    """The runs' table (a trace's iterations beside it) and their errors."""
     print()
-    print(report.table(results))
-    if any(r.steps is not None for r in results):  # a trace: its iterations, the transports side by side
-        print("\n" + steps.table(results))
-    for r in results:
+    print(report.table(got))
+    if any(r.steps is not None for r in got):  # a trace: its iterations, the transports side by side
+        print("\n" + steps.table(got))
+    for r in got:
         for e in r.errors[:5]:
             print(f"error: {r.transport.name}: {e}")
         for line in r.undelivered:
             print(f"error: {r.transport.name}: {line}")
-    report.write(results, out, failed)
-    made = [] if args.no_plots else plots.all_figures(results, out)
-    print(f"\nresults in {out}: results.json, messages.csv, timeline.csv"
-          + (", steps.csv, collectives.csv" if any(r.steps is not None for r in results) else "")
-          + (", " + ", ".join(p.name for p in made) if made else ""))
-    bad = outcome.failures(results, failed)
-    for line in bad:
-        print(f"FAILED {line}", file=sys.stderr)
-    return 1 if bad else 0
 
 
 def _on_bmv2(sc: scenario.Scenario, results: list[RunResult]) -> None:

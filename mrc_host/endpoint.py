@@ -215,7 +215,6 @@ class Endpoint(W.PacketHost):
         if q is None:
             q = qp.by_ev[inf.ev] = []
         q.append(inf)
-        qp.ev_tx[inf.ev] += 1
 
     # ---- what the NIC hands over (mrc_wire.pcie.Host) ---------------------
     def on_held(self, qpn: int, psn: int) -> None:
@@ -236,6 +235,7 @@ class Endpoint(W.PacketHost):
             return
         if not qp.profile.health:
             qp.profile.turn()  # a turn of the plain rotation: a skip by rewrite may end
+        qp.ev_tx[ev] += 1  # every copy the NIC sent, one its PSN's ACK overtook too
         inf = qp.inflight.get(psn)
         if inf is not None:
             inf.sent_at = self.sim.now

@@ -24,9 +24,11 @@ import sys
 import time
 from pathlib import Path
 
+from control_plane import outputs
+from control_plane.config import printable
 from control_plane.pipelines import RESULTS
-from fabric_sim.report import outdir, strict, sweep_out
-from fabric_sim.runner import parallel, run_cache
+from fabric_sim.report import strict, sweep_out
+from fabric_sim.runner import parallel, run_cache, stop
 from fabric_sim.runner.parallel import Task
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.fields import ScenarioError
@@ -69,6 +71,16 @@ def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
     return plan
 
 
+def _too_big(plan: dict[str, list[Job]], opts: parallel.Options) -> bool:
+    """Whether a run, or the runs at once, would not fit in memory (said in one line), before any runs."""
+    try:
+        parallel.fits([t for jobs in plan.values() for _, _, todo in jobs for _, t in todo], opts)
+    except ScenarioError as exc:
+        print(f"error: {printable(str(exc), 400)}", file=sys.stderr)
+        return True
+    return False
+
+
 def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS) -> Finding:
     """The experiment's finding; each seeded claim held over its seeds (the
     experiment measured again with each seed's runs in place)."""
@@ -83,29 +95,43 @@ def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """make paper; SIGINT and SIGTERM stop it keeping what finished, the
+    gallery naming what they cut off (fabric_sim/runner/stop.py)."""
+    with stop.handled(), outputs.quiet_stdout():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:  # before any run: nothing to keep
+            return stop.status(exc)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mrc_paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=[s.name.lower() for s in Scale], default="quick",
                     help="quick: the gallery sized for a laptop (default); paper: also Figs. 15-17 on 64 ranks")
-    ap.add_argument("--only", default="", help="comma-separated experiments (default: all of the scale's): "
+    ap.add_argument("--only", default=None, help="comma-separated experiments (default: all of the scale's): "
                     + ", ".join(e.key for e in EXPERIMENTS))
-    ap.add_argument("--out", type=Path, default=None, help="where the figures, paper.md, numbers.json and runs/ go "
+    ap.add_argument("--out", default=None, help="where the figures, paper.md, numbers.json and runs/ go "
                     f"(default: {RESULTS / 'paper'}, or {RESULTS / 'paper-scale'} with --scale paper)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     parallel.add_arguments(ap)
     args = ap.parse_args(argv)
     scale = Scale[args.scale.upper()]
-    args.out = args.out or RESULTS / ("paper" if scale == Scale.QUICK else "paper-scale")
-    keys = [k for k in args.only.split(",") if k]
     known = [e.key for e in at(scale)]
+    keys = [k for k in (args.only or "").split(",") if k]
+    if not keys and args.only is not None:  # `--only ''` or `--only ,`: not every experiment
+        print(f"error: --only: empty: name at least one experiment (known: {', '.join(known)})", file=sys.stderr)
+        return 2
     unknown = [k for k in keys if k not in known]
     if unknown:
-        print(f"error: --only: unknown {', '.join(unknown)} at --scale {args.scale} (known: {', '.join(known)}"
-              + ("; the _64 experiments run with --scale paper" if any(k.endswith("_64") for k in unknown) else "")
-              + ")", file=sys.stderr)
+        print(printable(f"error: --only: unknown {', '.join(unknown)} at --scale {args.scale} (known: "
+                        f"{', '.join(known)}" + ("; the _64 experiments run with --scale paper"
+                                                  if any(k.endswith("_64") for k in unknown) else "") + ")", 1000),
+              file=sys.stderr)
         return 2
     chosen = [e for e in at(scale) if not keys or e.key in keys]
-    problem = outdir.unwritable(args.out)
+    out = RESULTS / ("paper" if scale == Scale.QUICK else "paper-scale") if args.out is None else Path(args.out)
+    problem = outputs.folder_refusal(out if args.out is None else args.out)
     if problem:
         print(f"error: --out: {problem}", file=sys.stderr)
         return 2
@@ -115,18 +141,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     plan = _planned(chosen)
-    if plan is None:
+    if plan is None or _too_big(plan, opts):
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     if not args.quiet:
         print(_estimate(plan, opts), flush=True)
     start = time.monotonic()
-    findings = _execute(chosen, plan, opts, args.out, at(scale))
+    findings = _execute(chosen, plan, opts, out, at(scale))
     if isinstance(findings, int):
         return findings
     res = gallery.results(CLAIMS, findings)
-    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {args.out / 'paper.md'}; "
-          "figures: " + ", ".join(sorted(p.name for p in args.out.glob('fig*.png'))))
+    print(f"\n{gallery.tally(res)} {time.monotonic() - start:.0f} s wall. Gallery: {printable(str(out / 'paper.md'))}; "
+          "figures: " + ", ".join(sorted(p.name for p in out.glob('fig*.png'))))
     for cid, h in res.items():
         if h is not None and not h.ok:
             print(f"not reproduced: {cid}: {h.cause}")
@@ -177,9 +203,27 @@ def _execute(chosen: list[Experiment], plan: dict[str, list[Job]], opts: paralle
     except parallel.RunFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130  # what finished is cached (run_all said so)
+    except KeyboardInterrupt as exc:  # the gallery names what was cut off; what finished is kept
+        why = f"interrupted by {stop.why(exc)}"
+        cut = {e.key: why for e in chosen if e.key not in findings}
+        _gallery(out, scale_experiments, runs, findings, cut)
+        print(f"{why}: {len(findings)} of {len(chosen)} experiments finished, written to "
+              f"{printable(str(out / 'paper.md'))} (it names the {len(cut)} cut off){stop.kept(exc)}",
+              file=sys.stderr, flush=True)
+        return stop.status(exc)
     return findings
+
+
+def _gallery(out: Path, scale_experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
+             cut_off: dict[str, str] | None = None) -> None:
+    """paper.md and numbers.json as they stand, each written whole."""
+    with outputs.replacing(out / "paper.md") as tmp:
+        gallery.write(tmp, scale_experiments, runs, findings, FIGURES,
+                      sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS, cut_off)
+    # in the registry's order, not the order runs happened to end in
+    ordered = {e.key: findings[e.key].numbers for e in EXPERIMENTS if e.key in findings}
+    with outputs.replacing(out / "numbers.json") as tmp:
+        tmp.write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
 
 
 def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: dict[str, Finding], out: Path,
@@ -202,12 +246,9 @@ def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: d
     sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):
-            draw(runs, out / f"{name}.png")
-    gallery.write(out, scale_experiments, runs, findings, FIGURES,
-                  sum(r.wall_s for rs in runs.values() for r in rs.results.values()), CLAIMS)
-    # in the registry's order, not the order runs happened to end in
-    ordered = {e.key: findings[e.key].numbers for e in EXPERIMENTS if e.key in findings}
-    (out / "numbers.json").write_text(json.dumps(strict(ordered), indent=1, default=str, allow_nan=False) + "\n")
+            with outputs.replacing(out / f"{name}.png") as tmp:
+                draw(runs, tmp)
+    _gallery(out, scale_experiments, runs, findings)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from fabric_sim.report import busy
+from fabric_sim.report.plots import legend
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario.events import Event
 from mrc_host.ev import make_ev
@@ -79,7 +80,7 @@ def throughput(ax: Axes, series: list[tuple[str, RunResult]], title: str, bidire
     ax.set_ylabel("throughput (Gb/s)")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    legend(ax, fontsize=7, loc="lower right")
 
 
 def activity(ax: Axes, r: RunResult, flow: str, evs: dict[str, int], title: str,
@@ -98,7 +99,7 @@ def activity(ax: Axes, r: RunResult, flow: str, evs: dict[str, int], title: str,
     ax.set_yticks([0, 1], ["inactive", "active"])
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="center right")
+    legend(ax, fontsize=7, loc="center right")
 
 
 def _save(fig: Figure, path: Path) -> None:
@@ -171,7 +172,7 @@ def fig14(runs: dict[str, Runs], path: Path) -> None:
         ax.set_ylabel("Gb/s")
         ax.set_xlabel(_time_label(r))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        legend(ax, fontsize=7, loc="lower right")
     _save(fig, path)
 
 
@@ -230,7 +231,7 @@ def fig15(runs: dict[str, Runs], path: Path, key: str = "fig15") -> None:
     ax.set_ylim(0, line * 1.1)
     ax.set_title(f"NCCL sendrecv over MRC, {_ranks(rs)} ranks (Cluster B)", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    legend(ax, fontsize=7, loc="lower right")
     fig.subplots_adjust(bottom=0.2)
     _scale(fig, rs)
     fig.savefig(path, dpi=110)
@@ -241,7 +242,9 @@ def fig16(runs: dict[str, Runs], path: Path) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.4), gridspec_kw={"width_ratios": [2, 1]})
     _sizes_panel(a1, runs["fig16"], f"{_ranks(runs['fig16'])}-rank ring all-reduce (Cluster C's NICs and planes)")
     _sizes_panel(a2, runs["fig16bw"], "8-rank ring all-reduce, no loss")
-    a2.get_legend().remove()
+    drawn = a2.get_legend()
+    if drawn is not None:  # one legend for both panels
+        drawn.remove()
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     _scale(fig, runs["fig16"], runs["fig16bw"])
     fig.savefig(path, dpi=110)
@@ -298,9 +301,9 @@ def _flow_panels(rs: Runs, path: Path, draw: Callable[[Axes, RunResult], None], 
         ax.set_ylim(0, 420)
         ax.grid(alpha=0.3)
         if not legend_first:
-            ax.legend(fontsize=7, loc="center right")
+            legend(ax, fontsize=7, loc="center right")
     if legend_first:
-        axes.flat[0].legend(fontsize=6, loc="lower left", ncol=2)
+        legend(axes.flat[0], fontsize=6, loc="lower left", ncol=2)
     for row in axes:
         row[0].set_ylabel("throughput (Gb/s)")
     _save(fig, path)

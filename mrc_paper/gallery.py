@@ -42,6 +42,7 @@ class Tally:
     untested: int
     not_run: int
     at_paper_scale: int = 0  # of the claims tested, how many at the paper's scale
+    cut_off: int = 0  # of those not run, how many an interrupt cut off (the rest: not chosen, `--only`)
 
 
     @property
@@ -49,7 +50,9 @@ class Tally:
         return self.held + self.contradicted + self.untested
 
     def __str__(self) -> str:
-        extra = f"; {self.not_run} more not run this time (`--only`)" if self.not_run else ""
+        chosen = self.not_run - self.cut_off
+        extra = (f"; {chosen} more not run this time (`--only`)" if chosen else "") + \
+            (f"; {self.cut_off} more cut off by an interrupt" if self.cut_off else "")
         scale = (f" Each claim at the largest scale that tested it: {self.at_paper_scale} at the paper's scale, "
                  f"the rest at the quick gallery's." if self.at_paper_scale else "")
         return (f"{self.held} of {self.claims} of the paper's claims reproduced ({self.contradicted} contradicted, "
@@ -83,11 +86,12 @@ def _largest(got: list[Held]) -> Held:
     return dataclasses.replace(best, measured=f"{best.measured} (not tested {why})")
 
 
-def tally(res: dict[str, Held | None]) -> Tally:
+def tally(res: dict[str, Held | None], cut_off: int = 0) -> Tally:
+    """`cut_off`: how many of the claims not run an interrupt cut off."""
     done = [h for h in res.values() if h is not None]
     return Tally(sum(h.ok for h in done), sum(not h.ok and h.tested for h in done),
                  sum(not h.tested for h in done), sum(h is None for h in res.values()),
-                 sum(h.tested and h.scale == Scale.PAPER for h in done))
+                 sum(h.tested and h.scale == Scale.PAPER for h in done), cut_off)
 
 
 def _mark(h: Held) -> str:
@@ -170,14 +174,19 @@ def _anchor(title: str) -> str:
     return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c in "-_")
 
 
-def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
-          figures: Mapping[str, tuple[tuple[str, ...], object]], wall: float, claims: dict[str, Claim]) -> Path:
+def write(path: Path, experiments: list[Experiment], runs: dict[str, Runs], findings: dict[str, Finding],
+          figures: Mapping[str, tuple[tuple[str, ...], object]], wall: float, claims: dict[str, Claim],
+          cut_off: Mapping[str, str] | None = None) -> Path:
+    """The gallery, to `path` (its figures looked for beside it).
+    `cut_off`: experiment -> why it did not finish (an interrupt)."""
+    out, cut_off = path.parent, cut_off or {}
     res = results(claims, findings)
+    cut_claims = sum(res[c.id] is None for c in claims.values() if c.experiment in cut_off)
     deliveries = [ok for f in findings.values() for _, ok in f.delivery]
     big = any(e.scale > Scale.QUICK for e in experiments)
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts = [HEAD.format(command="make paper SCALE=paper" if big else "make paper", when=when, wall=wall,
-                         tally=tally(res), delivery=f"Delivery checks, counted apart: {sum(deliveries)} of "
+                         tally=tally(res, cut_claims), delivery=f"Delivery checks, counted apart: {sum(deliveries)} of "
                          f"{len(deliveries)} runs delivered every message exactly once with no QP error.")]
     # The paper's order, whatever order they ran in: the 5.2.1 table first, then by figure.
     experiments = sorted(experiments, key=lambda e: (e.figure if e.figure.startswith("fig") else "fig00", e.key))
@@ -195,9 +204,11 @@ def write(out: Path, experiments: list[Experiment], runs: dict[str, Runs], findi
                          f"## Section {exp.figure}\n")
             parts += [f"![{k}]({k}.png)\n" for k in imgs]
         parts.append(section(exp, runs[exp.key], findings[exp.key], ordered))
-    missing = [e.key for e in experiments if e.key not in findings]
+    for why in dict.fromkeys(cut_off.values()):
+        keys = [e.key for e in experiments if cut_off.get(e.key) == why]
+        parts.append(f"{why[0].upper() + why[1:]} before all their runs were in: {', '.join(keys)}.\n")
+    missing = [e.key for e in experiments if e.key not in findings and e.key not in cut_off]
     if missing:
         parts.append(f"Not run this time: {', '.join(missing)} (`--only`).\n")
-    path = out / "paper.md"
     path.write_text("\n".join(parts))
     return path

@@ -167,7 +167,8 @@ NIC_DROPS: Final = ("malformed", "not_mrc", "unknown_qp", "no_ev", "unknown_row"
              "not_for_me")
 # One of tx, rx, nack, sack, probe_answer per frame the NIC takes in (or
 # a drop); duplicate, beyond_window and host_copy say more about some.
-NIC_EVENTS: Final = ("tx", "rx", "nack", "sack", "duplicate", "beyond_window", "probe_answer", "host_copy")
+NIC_EVENTS: Final = ("tx", "rx", "nack", "sack", "duplicate", "beyond_window", "probe_answer", "host_copy",
+                        "tx_done")
 HOST_PORT: Final = 0  # the NIC port facing the host transport
 NOTICE_SESSION: Final = 1  # clone session of trimmed-packet notices to the host
 # P4 sizes of the NIC program (p4src/nic/size.p4): plans must fit them.

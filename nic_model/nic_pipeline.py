@@ -283,7 +283,7 @@ class NicModel:
 
     @property
     def events(self) -> Counter[str]:
-        """tx, rx, nack, notice, ce_copy, sack, duplicate, beyond_window."""
+        """tx, rx, nack, notice, ce_copy, sack, duplicate, beyond_window, host_copy, tx_done."""
         rx = self.rx
         out = Counter({k: n for k, n in (("tx", self.spray.count), ("rx", self.rx_count), ("duplicate", rx.duplicates),
                                          ("beyond_window", rx.beyond), ("ce_copy", self.decap.ce_copies)) if n})
@@ -300,13 +300,14 @@ class NicModel:
         f = parser.from_fabric(frame, pad, self._drops)
         return self.receive(f) if f is not None else []
 
-    @staticmethod
-    def with_completion(frame: bytes, outs: list[Output]) -> list[Output]:
+    def with_completion(self, frame: bytes, outs: list[Output]) -> list[Output]:
         """What the host's `frame` made (`transmit`'s outputs) and, if it was
-        data the NIC sent, its transmit completion to the host port."""
+        data the NIC sent, its transmit completion to the host port (counted
+        as the event tx_done)."""
         sent = outs[0].wire if outs else None
         if sent is not None and W.is_data_opcode(frame[ETH_LEN + IPV6_LEN + UDP_LEN]):
             outs.append(completion(frame[:ETH_LEN], sent.inner))
+            self.other_events["tx_done"] += 1
         return outs
 
     @property

@@ -65,6 +65,7 @@ class Bmv2Nic:
         self._slots: dict[int, list[int]] = {}  # health QP -> its slots as written (what ev_slots is kept equal to)
         self.posted = 0  # packets the host posted (frames into the NIC's host port)
         self.completions = 0  # transmit completions handed over
+        self.read = 0  # frames read from the NIC's host port (completions, data, notices)
 
     def close(self) -> None:
         self.sock.close()
@@ -140,6 +141,7 @@ class Bmv2Nic:
         if timeout > 0:
             select.select([self.sock], [], [], timeout)
         while (frame := recv(self.sock)) is not None:
+            self.read += 1
             self._hand(frame[ETH_LEN:])
             n += 1
         if self.digests is not None and self.host is not None:

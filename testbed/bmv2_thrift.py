@@ -45,6 +45,10 @@ def unavailable(server: str | None) -> str | None:
         pass
     for path in _candidates(server):
         if (path / "bm_runtime" / "standard" / "Standard.py").is_file():
+            # That folder ships a google/__init__.py (PI's google.rpc): a
+            # regular package there would hide protobuf's namespace package
+            # `google` from every later import, so protobuf comes in first.
+            importlib.import_module("google.protobuf")
             sys.path.append(str(path))
             importlib.invalidate_caches()
             return None

@@ -3,6 +3,10 @@ topology, with a trim, a loss and a probe, written as a pcap.
 
     python -m testbed.capture [OUT.pcap]      (make capture; default results/capture.pcap)
 
+OUT.pcap is checked before the transfer runs (control_plane/outputs.py: a
+regular file or one that can be created, not a folder, a device or the
+run cache) and written under a temporary name, moved into place whole.
+
 Two reference NIC pipelines (nic_model.nic_pipeline) with the MRC endpoint
 on each (its NIC is the model, mrc_wire.pcie), plane ports linked back to
 back on the event clock (a link of 5 µs). The link trims the first copy of PSN 4 (as a switch over
@@ -18,17 +22,19 @@ wireshark/mrc.lua (docs/nic.md, "Captures").
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from control_plane import nic_plan as N
-from control_plane import topology
+from control_plane import outputs, topology
 from control_plane.addressing import nic_address
 from mrc_host.endpoint import Endpoint
 from mrc_host.ev import EvProfile
 from mrc_host.settings import HostConfig
 from mrc_wire import pcap
 from mrc_wire.constants import DATA_OPCODES, ETH_LEN, IPV6_LEN
+from mrc_wire.text import printable
 from nic_model.nic_pipeline import NicModel, Output
 from sim_core.sim import Sim
 from testbed import toolchain
@@ -105,6 +111,7 @@ class Capture:
             cut = bytearray(frame[:TRIM_BYTES])
             cut[ETH_LEN] = (cut[ETH_LEN] & 0xF0) | (trimmed >> 2)
             cut[ETH_LEN + 1] = ((trimmed & 3) << 6) | (cut[ETH_LEN + 1] & 0x3F)
+            cut[ETH_LEN + 4:ETH_LEN + 6] = (TRIM_BYTES - ETH_LEN - IPV6_LEN).to_bytes(2, "big")  # as congestion.p4
             frame = bytes(cut)
         other = B_NIC if nic == A_NIC else A_NIC
         self.sim.at(LINK_US, lambda: self._in(other, port, frame))
@@ -115,17 +122,29 @@ class Capture:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    out = Path(args[0]) if args else Path("results") / "capture.pcap"
+    ap = argparse.ArgumentParser(prog="python -m testbed.capture", description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", nargs="?", default=str(Path("results") / "capture.pcap"),
+                    help="the pcap file to write (default: %(default)s); checked before the transfer runs")
+    args = ap.parse_args(argv)
+    problem = outputs.file_refusal(args.out)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     cap = Capture()
     cap.run()
-    n = pcap.write(out, cap.frames)
+    try:
+        with outputs.replacing(out) as tmp:  # whole or not at all
+            n = pcap.write(tmp, cap.frames)
+    except OSError as exc:
+        print(f"error: {printable(args.out)}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     s = cap.eps[A_NIC].stats
-    print(f"wrote {n} frames to {out}: {s.sent} data sent, {s.retransmits} resent, {s.nacks} NACKs, "
-          f"{s.probes} probes; read it with: python -m mrc_wire.dissect {out}")
+    with outputs.quiet_stdout():
+        print(f"wrote {n} frames to {printable(args.out)}: {s.sent} data sent, {s.retransmits} resent, {s.nacks} "
+              f"NACKs, {s.probes} probes; read it with: python -m mrc_wire.dissect {printable(args.out)}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

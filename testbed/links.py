@@ -13,6 +13,12 @@ from collections import Counter
 PACKET_OUTGOING = 4
 
 
+# The largest frame read from a device's interface (a jumbo frame): a
+# smaller read cuts the frame silently, as ptf's default of 4,096 did to
+# every 4 KiB payload's frame.
+MAX_FRAME = 9216
+
+
 def sock(iface: str) -> socket.socket:
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
     s.bind((iface, 0))
@@ -22,7 +28,7 @@ def sock(iface: str) -> socket.socket:
 
 def recv(s: socket.socket) -> bytes | None:
     try:
-        data, meta = s.recvfrom(9216)
+        data, meta = s.recvfrom(MAX_FRAME)
     except BlockingIOError:
         return None
     return None if meta[2] == PACKET_OUTGOING else data

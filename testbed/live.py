@@ -13,6 +13,7 @@ Ctrl-C stops it, and everything it started."""
 from __future__ import annotations
 
 import argparse
+import logging
 import select
 import signal
 import sys
@@ -100,6 +101,7 @@ def serve(topo: Topology, nics: list[int], port: int, model: bool) -> int:
     else:
         from testbed.bmv2_fabric import Bmv2Fabric  # finsy and BMv2 only when BMv2 runs
 
+        logging.getLogger("finsy").setLevel(logging.ERROR)  # BMv2 has no gNMI: not worth a warning per device
         fab = Bmv2Fabric(topo, nics)
         polled += fab.nics.values()
         fab_nics = dict(fab.nics)

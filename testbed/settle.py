@@ -62,10 +62,11 @@ def nic_progress(session: Session, ports: Sequence[int]) -> Progress:
     """The NIC ends ingress with one nic_events (tx, rx, nack, sack,
     probe_answer) or nic_drops count per frame. A sent frame (tx), a NACK,
     a SACK and a probe answer leave on a plane port; a received frame (rx),
-    the copy of new data a SACK was made from (host_copy) and a trimmed
-    packet's notice (a NACK of reason TRIMMED or TRIMMED_LASTHOP) on the
-    host port; nic_port_tx counts each in egress. Egress is owed only on
-    `ports` (all of them, or the plane ports alone)."""
+    the copy of new data a SACK was made from (host_copy), a sent data
+    packet's transmit completion (tx_done) and a trimmed packet's notice (a
+    NACK of reason TRIMMED or TRIMMED_LASTHOP) on the host port;
+    nic_port_tx counts each in egress. Egress is owed only on `ports` (all
+    of them, or the plane ports alone)."""
     reasons = sorted(enum_members(session.switch.p4info, NIC_DROP_ENUM).values())
     cells = [("nic_events", i) for i in range(len(NIC_EVENTS))] + [(NIC_DROP_COUNTER, i) for i in reasons]
     cells += [("nack_reasons", r) for r in (NACK_TRIMMED, NACK_TRIMMED_LASTHOP)]
@@ -73,7 +74,7 @@ def nic_progress(session: Session, ports: Sequence[int]) -> Progress:
     ev = {name: c[("nic_events", i)] for i, name in enumerate(NIC_EVENTS)}
     drops = sum(c[(NIC_DROP_COUNTER, i)] for i in reasons)
     notices = c[("nack_reasons", NACK_TRIMMED)] + c[("nack_reasons", NACK_TRIMMED_LASTHOP)]
-    due = (ev["rx"] + ev["host_copy"] + notices if HOST_PORT in ports else 0) + \
+    due = (ev["rx"] + ev["host_copy"] + ev["tx_done"] + notices if HOST_PORT in ports else 0) + \
         (ev["tx"] + ev["nack"] + ev["sack"] + ev["probe_answer"] if any(p != HOST_PORT for p in ports) else 0)
     return Progress(sum(ev[e] for e in FRAME_EVENTS) + drops, sum(c[("nic_port_tx", p)] for p in ports), due)
 

@@ -92,21 +92,14 @@ class SwxNicDevice:
     def close(self) -> None:
         self.pipe.stop()
 
-    def progress(self, ports: Sequence[int] | None = None) -> Progress:
+    def progress(self) -> Progress:
         """Frames whose first pass ended (ingress), and the frames they owe
         the ports (nic_pna.p4's swx_frames), counted as egress too: the
         counter is written before they leave (a second pass may run after
-        later frames' first), so a settler waits until ptf has received
-        them all. With `ports`, egress is what those ports sent (the app's
-        port statistics, mirror copies in) and what they owe is that and
-        whatever the device has yet to send anywhere."""
+        later frames' first), so a settler waits until what it reads on the
+        ports has them all."""
         done, owed = self.pipe.read_registers("swx_frames", [0, 1])
-        if ports is None:
-            return Progress(done, owed, owed)
-        _, tx = self.pipe.port_stats()
-        sent = sum(tx.get(p, 0) for p in self.pipe.ports)
-        mine = sum(tx.get(p, 0) for p in ports)
-        return Progress(done, mine, mine + owed - sent)
+        return Progress(done, owed, owed)
 
     def reset(self) -> None:
         """The planned tables back, the planned QPs' registers cleared, port_down 0."""

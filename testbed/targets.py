@@ -30,6 +30,7 @@ from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
 from mrc_wire.entries import CongestionConfig, EvChange
 from testbed.bmv2 import start_with_tables
+from testbed.links import MAX_FRAME
 from testbed.settle import SETTLE_TIMEOUT, Settler, nic_progress, switch_progress
 
 POSITIVE_TIMEOUT = 2.0
@@ -58,7 +59,8 @@ class _PtfTest:
 def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
     """A ptf DataPlane on device 0 with the given port -> interface map."""
     # qlen: frames ptf keeps per port until polled; a burst gathers them all at the end.
-    ptf.config.update({"relax": False, "platform": "eth", "qlen": 10_000})
+    # socket_recv_size: ptf reads 4,096 bytes by default, cutting a 4 KiB payload's frame.
+    ptf.config.update({"relax": False, "platform": "eth", "qlen": 10_000, "socket_recv_size": MAX_FRAME})
     ptf.ptfutils.default_timeout = POSITIVE_TIMEOUT
     ptf.ptfutils.default_negative_timeout = NEGATIVE_TIMEOUT
     logging.getLogger("dataplane").setLevel(logging.WARNING)

@@ -110,9 +110,10 @@ def _architecture_rows() -> dict[Path, set[str]]:
 # Modules whose place is pinned by name: the checks of hostile input each have one home.
 PLACED = {
     "control_plane/config.py",  # read_regular (every CLI read), keys once, integers cut, printable names
+    "mrc_wire/text.py",  # printable: no input's control character reaches a terminal
     "control_plane/grpc_address.py",  # P4Runtime addresses, parsed once
     "fabric_sim/runner/footprint.py",  # memory before a run, the workload's messages counted
-    "fabric_sim/report/outdir.py",  # --out checked before a run
+    "control_plane/outputs.py",  # every CLI's output path checked before work, files written whole
     "fabric_sim/report/sweep_live.py",  # a sweep's results written as each variant finishes
 }
 

@@ -14,7 +14,7 @@ from typing import Any
 from fabric_sim.net import pfc
 from fabric_sim.report import steps
 from fabric_sim.runner.run import RunResult
-from fabric_sim.scenario import collectives
+from fabric_sim.scenario import Scenario, collectives
 
 
 def pct(values: list[float], q: float) -> float:
@@ -142,17 +142,27 @@ def strict(x: Any) -> Any:
     return x
 
 
-def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = None) -> dict[str, Any]:
-    """results.json, messages.csv, timeline.csv in `out`; returns the JSON.
-    `failed`: transport -> why it did not finish (kept in results.json)."""
-    out.mkdir(parents=True, exist_ok=True)
-    sc = results[0].scenario
+def document(sc: Scenario, results: list[RunResult], failed: dict[str, str] | None = None,
+             cut_off: dict[str, str] | None = None) -> dict[str, Any]:
+    """results.json: the scenario, each finished run's summary, and what
+    did not finish: `failed` (transport -> why it crashed) and `cut_off`
+    (transport -> why it was stopped, e.g. an interrupt); `complete` says
+    whether nothing is missing."""
     raw = {"scenario": sc.name, "source": sc.source, "seed": sc.seed, "scale": sc.meta.get("scale"),
            "events": [{"at_us": e.at_us, "kind": e.kind, "args": list(e.args)} for e in sc.events],
-           "runs": [summary(r) for r in results], "failed": dict(failed or {})}
+           "complete": not failed and not cut_off, "runs": [summary(r) for r in results],
+           "failed": dict(failed or {}), "not_finished": dict(cut_off or {})}
     doc: dict[str, Any] = strict(raw)
-    (out / "results.json").write_text(json.dumps(doc, indent=1, default=str, allow_nan=False) + "\n")
-    with open(out / "messages.csv", "w", newline="") as fh:
+    return doc
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    path.write_text(json.dumps(doc, indent=1, default=str, allow_nan=False) + "\n")
+
+
+def write_messages(path: Path, results: list[RunResult]) -> None:
+    """messages.csv: every message of every run, its completion time if delivered."""
+    with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["transport", "message", "src", "dst", "bytes", "posted_us", "done_us", "fct_us"])
         for r in results:
@@ -160,11 +170,14 @@ def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = N
                 done = m.done_at >= 0
                 w.writerow([r.transport.name, m.id, m.src, m.dst, m.size, f"{m.posted_at:.3f}",
                             f"{m.done_at:.3f}" if done else "", f"{m.done_at - m.posted_at:.3f}" if done else ""])
-    steps.write(results, out)  # a trace's runs: steps.csv, collectives.csv
-    with open(out / "timeline.csv", "w", newline="") as fh:
+
+
+def write_timeline(path: Path, results: list[RunResult]) -> None:
+    """timeline.csv: each run's goodput, load per plane and EV states per bin."""
+    with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         planes = sorted({p for r in results for p in r.timeline.planes})  # transports may differ in planes
-        states = list(results[0].timeline.ev_states)
+        states = list(results[0].timeline.ev_states) if results else []
         w.writerow(["transport", "t_us", "goodput_gbps", *[f"plane{p}_gbps" for p in planes],
                     *[f"evs_{s.lower()}" for s in states]])
         for r in results:
@@ -173,7 +186,6 @@ def write(results: list[RunResult], out: Path, failed: dict[str, str] | None = N
                 w.writerow([r.transport.name, f"{t:.3f}", f"{tl.goodput[i]:.3f}",
                             *[f"{tl.planes[p][i]:.3f}" if p in tl.planes else "" for p in planes],
                             *[tl.ev_states[s][i] for s in states]])
-    return doc
 
 
 def table(results: list[RunResult]) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -16,6 +18,14 @@ from fabric_sim.runner.run import RunResult
 from fabric_sim.transports import kinds
 
 COLORS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+
+
+def legend(ax: Axes, **kw: Any) -> None:
+    """`ax`'s legend where something on it is labelled: matplotlib warns of
+    an empty one ("No artists with labels"), a warning of the project's
+    own business, not the user's."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kw)
 
 
 def _events(ax: Axes, r: RunResult) -> None:
@@ -48,7 +58,7 @@ def fct_cdf(results: list[RunResult], path: Path) -> None:
     ax.set_ylabel("fraction of messages")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    legend(ax, fontsize=8, loc="lower right")
     ax.set_title(f"{results[0].scenario.name}: message completion times")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -67,7 +77,7 @@ def goodput(results: list[RunResult], path: Path) -> None:
     ax.set_ylabel("goodput placed at receivers (Gb/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower left")
+    legend(ax, fontsize=8, loc="lower left")
     ax.set_title(f"{results[0].scenario.name}: aggregate goodput")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -85,7 +95,7 @@ def planes(results: list[RunResult], path: Path) -> None:
         ax.set_title(f"{r.transport.name}: load per plane", fontsize=9)
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
-    axes[0, 0].legend(fontsize=7, ncol=4, loc="lower left")
+    legend(axes[0, 0], fontsize=7, ncol=4, loc="lower left")
     axes[-1, 0].set_xlabel("time (µs)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -130,7 +140,7 @@ def ev_states(results: list[RunResult], path: Path) -> None:
         ax.set_ylabel("EVs of sending QPs")
         ax.set_title(f"{r.transport.name}: EVs not GOOD (of {r.timeline.ev_states['GOOD'][0]} at start)", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        legend(ax, fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("time (µs)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -146,7 +156,7 @@ def retx_drops(results: list[RunResult], path: Path) -> None:
                label=r.transport.name)
     a1.set_xticks([c + w * (len(results) - 1) / 2 for c in range(3)], ["SACK", "NACK (trim)", "timeout"])
     a1.set_title("retransmissions by cause", fontsize=9)
-    a1.legend(fontsize=8)
+    legend(a1, fontsize=8)
     reasons = sorted({k for r in results for k in r.drops})
     for i, r in enumerate(results):
         a2.barh([k + i * w for k in range(len(reasons))], [r.drops.get(x, 0) for x in reasons], w,
@@ -196,14 +206,19 @@ def timeline(results: list[RunResult], path: Path) -> None:
     plt.close(fig)
 
 
-def all_figures(results: list[RunResult], out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+FIGURES = (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
+           ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused), ("timeline", timeline))
+
+
+def all_figures(results: list[RunResult], place: Callable[[str], Path]) -> list[str]:
+    """Every figure of the runs, each drawn to `place(name)`
+    (fabric_sim/report/saved.py gives temporary names, moved into place
+    with the rest of the results); the names of those drawn (a figure with
+    nothing to show is not)."""
     made = []
-    for name, fn in (("fct_cdf", fct_cdf), ("goodput", goodput), ("planes", planes), ("spines", spines),
-                     ("ev_states", ev_states), ("retx_drops", retx_drops), ("pfc", paused),
-                     ("timeline", timeline)):
-        p = out / f"{name}.png"
+    for name, fn in FIGURES:
+        p = place(f"{name}.png")
         fn(results, p)
         if p.exists():
-            made.append(p)
+            made.append(f"{name}.png")
     return made

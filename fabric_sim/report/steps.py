@@ -9,6 +9,7 @@ its previous one ended (the first at the workload's start)."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,12 +113,13 @@ def summary(r: RunResult) -> dict[str, Any] | None:
             "per_rank": rows, "collectives": per_collective(log), "unfinished": log.unfinished}
 
 
-def write(results: list[RunResult], out: Path) -> list[Path]:
-    """steps.csv (iteration x rank) and collectives.csv, if any run walked a trace."""
+def write(results: list[RunResult], place: Callable[[str], Path]) -> list[Path]:
+    """steps.csv (iteration x rank) and collectives.csv, each at
+    `place(name)`, if any run walked a trace."""
     traced = [r for r in results if r.steps is not None]
     if not traced:
         return []
-    paths = [out / "steps.csv", out / "collectives.csv"]
+    paths = [place("steps.csv"), place("collectives.csv")]
     with open(paths[0], "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["transport", "iteration", "rank", "nic", "start_us", "step_us", "compute_us", "comm_us",

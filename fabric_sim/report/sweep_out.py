@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
+from control_plane import outputs
 from fabric_sim import report
-from fabric_sim.report import plots
+from fabric_sim.report import saved
 from fabric_sim.runner.parallel import Task, label
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario import Scenario
@@ -55,20 +57,56 @@ def row(r: RunResult) -> dict[str, Any]:
 
 def write(variants: list[tuple[dict[str, Any], list[RunResult]]], out: Path, figures: bool = True) -> Path:
     """Every variant's folder under `out`, and out/summary.csv; returns the
-    summary's path."""
-    out.mkdir(parents=True, exist_ok=True)
+    summary's path. Each file is written whole (saved.py)."""
     keys = list(variants[0][0]) if variants else []
-    with open(out / "summary.csv", "w", newline="") as fh:
+    rows = []
+    for i, (values, results) in enumerate(variants):
+        name = folder(i, len(variants), values)
+        saved.save(out / name, results[0].scenario, results, figures=figures)
+        rows += [[name, *(values[k] for k in keys), r.transport.name, *row(r).values()] for r in results]
+    out.mkdir(parents=True, exist_ok=True)
+    with outputs.replacing(out / "summary.csv") as tmp, open(tmp, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["variant", *keys, "transport", *COLUMNS])
-        for i, (values, results) in enumerate(variants):
-            name = folder(i, len(variants), values)
-            report.write(results, out / name)
-            if figures:
-                plots.all_figures(results, out / name)
-            for r in results:
-                w.writerow([name, *(values[k] for k in keys), r.transport.name, *row(r).values()])
+        w.writerows(rows)
     return out / "summary.csv"
+
+
+# What runs write into a results folder: anything else in one is the user's, never removed.
+RUN_FILES = frozenset({"results.json", "messages.csv", "timeline.csv", "summary.csv"})
+_VARIANT = re.compile(r"\d+(_.*)?")
+
+
+def _ours(p: Path, top: bool = True) -> bool:
+    """Whether `p` is what a run writes: a result file, a figure, a
+    temporary file, or (at the top) a variant folder holding only those."""
+    if p.is_dir() and not p.is_symlink():
+        return top and bool(_VARIANT.fullmatch(p.name)) and all(_ours(c, False) for c in p.iterdir())
+    return p.name in RUN_FILES or p.suffix == ".png" or (p.name.startswith(".") and ".tmp" in p.name)
+
+
+def leftovers(out: Path, names: set[str]) -> list[str]:
+    """What `out` holds that a sweep writing variant folders `names` (and
+    summary.csv) would leave beside its own results: an earlier run's."""
+    if not out.is_dir():
+        return []
+    return sorted(p.name for p in out.iterdir() if p.name not in names | {"summary.csv"})
+
+
+def clear(out: Path) -> str | None:
+    """Remove from `out` what runs wrote there; why not, naming what no
+    run writes, if anything else is in it (nothing is removed then)."""
+    if not out.is_dir():
+        return None
+    foreign = sorted(p.name for p in out.iterdir() if not _ours(p))
+    if foreign:
+        return f"{out} holds files no run writes ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''})"
+    for p in out.iterdir():
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    return None
 
 
 def _num(x: Any, fmt: str) -> str:

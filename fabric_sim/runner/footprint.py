@@ -1,14 +1,27 @@
-"""How much memory a run will take, from its topology and workload, before
-building either: a sum of measured costs per NIC, switch, cable and QP
-(bench/footprint.py measures them: peak RSS of the set-up at several
-shapes, least squares, checked against a larger fabric) and per message
-of the workload, counted without building it (a collective in small
-chunks is hundreds of millions of messages; tests/sim/test_footprint.py
-holds the per-message costs to what a run measures). A run that would
-not fit in the memory the machine has free is refused up front, not
-minutes into building it."""
+"""How much memory a run will take at its peak, from its topology and
+workload, before building either: the process's own (the interpreter,
+the simulator, matplotlib), the set-up (measured costs per NIC, switch,
+cable and QP: bench/footprint.py, peak RSS of the set-up at several
+shapes, least squares, checked against a larger fabric), the packets in
+flight per NIC and per cable (fitted from `make bench`'s scale table, the
+peak RSS of its permutation at 64 to 16,384 NICs, bench/results/latest.md),
+and every message of the workload as a finished run holds it, counted
+without building it (a collective in small chunks is hundreds of
+millions of messages). Where Ray hands a finished run to another process,
+that process's copy is counted too. tests/sim/test_memory_bound.py holds
+the sum to the scale table and to whole mrc-sim processes, and the
+per-message costs to what runs measure.
+
+A run that would not fit in what this process may still take (the
+machine's free memory, its cgroup's limit, ulimit -v; or --max-memory,
+which overrides them) is refused up front, naming the figure and the
+flag, not minutes into building it."""
 
 from __future__ import annotations
+
+import math
+import resource
+from pathlib import Path
 
 from control_plane.topology import Topology
 from fabric_sim.scenario import Scenario, Transport, Workload, collectives
@@ -23,22 +36,33 @@ from fabric_sim.scenario.fields import ScenarioError
 # 2026-11-27: egress queues as lists, each switch's DSCP class table, the
 # EV profiles' slot bit masks); at 512 NICs x 8 planes (larger than any
 # fitted) the sum was within 1% of the heap.
-BASE = 0
 PER_NIC = 14_300  # the NIC model, its endpoint, its slot tables
 PER_SWITCH = 3_400  # the switch model and its entries
 PER_CABLE = 2_100  # both directions' egress queues
 PER_QP = 29_900  # both ends' QP state, EV profiles and NIC plan entries
 RSS_PER_HEAP = 1.05  # peak RSS growth per byte of heap (measured 1.02 at 512 NICs x 8 planes)
-# Bytes of heap per message (tracemalloc, Python 3.11): one posted at the start (permutation, incast, flows)
-# holds the Message, the driver's and the ledger's entries and the endpoint's send queue entry (measured
-# 662); a collective's, released as others arrive, the Message, its release callback and the ring's
-# program entry (measured 395-413), and few are posted at once.
-PER_MESSAGE = 680
-PER_RELEASED = 420
+# Bytes of heap per message at a run's peak, every message delivered (tracemalloc, Python 3.11): the
+# ledger's posted size and placed ranges (about 60%), the Message and its parts, the collective's program
+# entry; measured 1,335 (permutation), 1,395 (all-to-all) and 1,431 (ring all-reduce in 1 KiB chunks).
+PER_MESSAGE = 1_450
+# A finished run's message in the process that reports it, where Ray ran the run in another: pickled,
+# unpickled, summarized (measured 914 for a permutation's, 1,205 for a ring's).
+PER_REPORTED = 1_300
 # A trace's node in one iteration on one rank: its span in the walk's log and its place in the walk (tracemalloc,
 # Python 3.11: 247 B at 2 ranks x 2,000 and x 8,000 nodes, 2 iterations; tests/sim/test_chakra_walk.py holds it
 # within 25%). The trace itself was read when the scenario was parsed: it is in memory before the estimate.
 PER_NODE = 250
+# Bytes of RSS: a process's own, the interpreter with the simulator and matplotlib imported (mrc-sim of
+# 2 NICs peaked at 113 MiB with its figures, 20,000 ring messages at 134; the bench's 64-NIC run at 0.10
+# GiB); and the packets in flight
+# (their frames, events and endpoint state) per NIC taking part and per cable, the slopes of a least-squares
+# fit of the bench's scale table (64 to 16,384 NICs, compiled; the interpreted build peaked at 0.339 GiB at
+# 1,024 NICs against 0.33 compiled) less the set-up and messages above: the measured peak is 0.81-0.98
+# of the estimate from 1,024 NICs up, and never over it.
+BASE = 120 << 20
+IN_FLIGHT_PER_NIC = 110_000
+IN_FLIGHT_PER_CABLE = 9_550
+MAX_MEMORY = 1 << 50  # --max-memory: no machine has more
 
 
 def counts(topo: Topology, qps: int, msgs: int = 0, nodes: int = 0) -> dict[str, int]:
@@ -48,50 +72,100 @@ def counts(topo: Topology, qps: int, msgs: int = 0, nodes: int = 0) -> dict[str,
             **({"nodes": nodes} if nodes else {})}
 
 
-def estimate(topo: Topology, qps: int, msgs: int = 0, per_message: int = PER_MESSAGE, nodes: int = 0) -> int:
-    """Bytes the fabric, `qps` QPs (connections, both ends), `msgs` messages
-    and `nodes` trace nodes walked (every rank's, every iteration) will take."""
+def setup(topo: Topology, qps: int) -> int:
+    """Bytes of RSS the fabric and `qps` QPs (connections, both ends) take once built."""
     c = counts(topo, qps)
-    heap = BASE + PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
-    return int((heap + per_message * msgs + PER_NODE * nodes) * RSS_PER_HEAP)
+    heap = PER_NIC * c["nics"] + PER_SWITCH * c["switches"] + PER_CABLE * c["cables"] + PER_QP * c["qps"]
+    return int(heap * RSS_PER_HEAP)
 
 
-def available() -> int | None:
-    """Bytes the machine can still give (MemAvailable), None if unknown."""
-    return _meminfo("MemAvailable:")
+def need(sc: Scenario, t: Transport, apart: bool = False) -> int:
+    """Bytes of RSS a run of `sc` with `t` takes at its peak; `apart`: the
+    run goes to another process (a Ray worker), which the result comes
+    back from, so both are counted."""
+    topo = t.topology or sc.topology
+    w = sc.workload
+    qps, msgs, active = pairs(w, topo.nics) * (t.qps_per_pair or w.qps_per_pair), messages(w, topo.nics), \
+        hosts(w, topo.nics)
+    cables = counts(topo, qps)["cables"]
+    in_flight = active * (IN_FLIGHT_PER_NIC + IN_FLIGHT_PER_CABLE * cables / topo.nics)
+    total = BASE + setup(topo, qps) + in_flight + (PER_MESSAGE * msgs + PER_NODE * nodes(w)) * RSS_PER_HEAP
+    if apart:
+        total += BASE + PER_REPORTED * msgs * RSS_PER_HEAP
+    return int(total)
 
 
-def total() -> int | None:
-    """The machine's memory (MemTotal), None if unknown."""
-    return _meminfo("MemTotal:")
+def available() -> tuple[int, str] | None:
+    """Bytes this process may still take, and where the bound is, in
+    words: the least of the machine's free memory (MemAvailable), what
+    its cgroup's limit leaves (a container) and what ulimit -v leaves;
+    None if none is known."""
+    found = []
+    free = _status("/proc/meminfo", "MemAvailable:")
+    if free is not None:
+        of = _status("/proc/meminfo", "MemTotal:")
+        found.append((free, f"this machine has {size(free)} free" + (f" of {size(of)}" if of else "")))
+    room = _cgroup_room()
+    if room is not None:
+        found.append((room, f"its cgroup allows {size(room)} more"))
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        left = max(0, limit - (_status("/proc/self/status", "VmSize:") or 0))
+        found.append((left, f"ulimit -v allows {size(left)} more"))
+    return min(found) if found else None
 
 
-def _meminfo(key: str) -> int | None:
+def _status(path: str, key: str) -> int | None:
+    """A `key: N kB` line of a /proc file, in bytes."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
             for line in fh:
                 if line.startswith(key):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         return None
     return None
 
 
-def too_big(topo: Topology, qps: int, free: int | None = None, msgs: int = 0,
-            per_message: int = PER_MESSAGE, nodes: int = 0) -> str | None:
-    """Why the run would not fit in `free` bytes (the machine's free
-    memory by default), or None if it fits or nothing is known."""
-    free = available() if free is None else free
-    need = estimate(topo, qps, msgs, per_message, nodes)
-    if free is None or need <= free:
+def _cgroup_room() -> int | None:
+    """memory.max less memory.current of this process's cgroup (v2; v1's
+    limit_in_bytes less usage_in_bytes), None where unlimited or unknown."""
+    try:
+        rel = next(line.split(":", 2)[2].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.startswith("0::"))
+        where, names = Path("/sys/fs/cgroup") / rel.lstrip("/"), ("memory.max", "memory.current")
+    except (OSError, StopIteration, IndexError):
+        where, names = Path("/sys/fs/cgroup/memory"), ("memory.limit_in_bytes", "memory.usage_in_bytes")
+    try:
+        limit, used = ((where / n).read_text().strip() for n in names)
+        if limit == "max" or int(limit) >= 1 << 60:
+            return None
+        return max(0, int(limit) - int(used))
+    except (OSError, ValueError):
         return None
-    c = counts(topo, qps, msgs, nodes)
-    of = total()
-    walked = f", {nodes:,} trace nodes walked" if nodes else ""
-    return (f"the run would need about {size(need)} ({c['nics']:,} NICs, {c['switches']:,} switches, "
-            f"{c['cables']:,} cables, {c['qps']:,} QPs, {c['messages']:,} messages{walked}) and this machine has "
-            f"{size(free)} free{f' of {size(of)}' if of else ''}: a smaller topology, fewer QPs per pair, or "
-            "fewer messages (fewer per pair, larger chunk_bytes)")
+
+
+def _room(memory: int | None) -> tuple[int, str] | None:
+    """`memory` (--max-memory) in words, or what this process may take."""
+    return (memory, f"--max-memory allows {size(memory)}") if memory is not None else available()
+
+
+def too_big(sc: Scenario, t: Transport, memory: int | None = None, apart: bool = False) -> str | None:
+    """Why the run would not fit in `memory` bytes (--max-memory; by default
+    what this process may take, `available`), or None if it fits or
+    nothing is known."""
+    room = _room(memory)
+    want = need(sc, t, apart)
+    if room is None or want <= room[0]:
+        return None
+    topo = t.topology or sc.topology
+    w = sc.workload
+    c = counts(topo, pairs(w, topo.nics) * (t.qps_per_pair or w.qps_per_pair), messages(w, topo.nics), nodes(w))
+    walked = f", {c['nodes']:,} trace nodes walked" if "nodes" in c else ""
+    flag = "a larger --max-memory" if memory is not None else f"--max-memory {math.ceil(want / 2**30 * 10) / 10:g}G"
+    return (f"the run would need about {size(want)} ({c['nics']:,} NICs, {c['switches']:,} switches, {c['qps']:,} "
+            f"QPs, {c['messages']:,} messages{walked}) and {room[1]}: a smaller topology, fewer QPs or messages "
+            f"(larger chunk_bytes), or {flag} to run it anyway")
 
 
 def size(n: int) -> str:
@@ -100,9 +174,9 @@ def size(n: int) -> str:
 
 def pairs(w: Workload, nics: int) -> int:
     """How many (sender, receiver) pairs the workload has, without building it."""
-    h = min(w.hosts or nics, nics)
     if w.trace is not None:
         return len(trace_pairs(w.trace))
+    h = min(w.hosts or nics, nics)
     if w.pattern == "all_to_all":
         return h * (h - 1)
     if w.pattern == "incast":
@@ -190,13 +264,39 @@ def _meeting_bytes(m: Meeting) -> int:
     return len(links(m)) * each * steps
 
 
-def check(sc: Scenario, t: Transport) -> None:
-    """Refuse, before anything is built, a run that would not fit in memory."""
-    topo = t.topology or sc.topology
-    w = sc.workload
-    per = PER_RELEASED if w.pattern in collectives.PATTERNS or w.trace is not None else PER_MESSAGE
-    nodes = w.iterations * sum(len(ops) for ops in w.trace.ranks) if w.trace is not None else 0
-    why = too_big(topo, pairs(w, topo.nics) * (t.qps_per_pair or w.qps_per_pair), msgs=messages(w, topo.nics),
-                  per_message=per, nodes=nodes)
+def nodes(w: Workload) -> int:
+    """A trace's nodes walked: every rank's, every iteration (0 without a trace)."""
+    return w.iterations * sum(len(ops) for ops in w.trace.ranks) if w.trace is not None else 0
+
+
+def hosts(w: Workload, nics: int) -> int:
+    """How many NICs take part in the workload (each holds packets in flight)."""
+    if w.pattern == "flows":
+        return len({f.src for f in w.flows} | {f.dst for f in w.flows})
+    if w.pattern == "incast":
+        assert w.fan_in is not None  # filled in when the scenario was parsed (capacity.workload)
+        return min(int(w.fan_in) + 1, nics)
+    return min(w.hosts or nics, nics)
+
+
+def check(sc: Scenario, t: Transport, memory: int | None = None, apart: bool = False) -> None:
+    """Refuse, before anything is built, a run that would not fit in
+    `memory` (--max-memory; by default what this process may take)."""
+    why = too_big(sc, t, memory, apart)
     if why:
         raise ScenarioError(f"transports[{t.name}]" if t.topology else "topology", why)
+
+
+def check_all(runs: list[tuple[Scenario, Transport]], memory: int | None, apart: bool, at_once: int) -> None:
+    """Refuse, before any is built, runs of which one would not fit, or
+    the `at_once` largest (this machine's runs in parallel) would not
+    together, naming the --jobs at which they would."""
+    for sc, t in runs:
+        check(sc, t, memory, apart)
+    room = _room(memory)
+    wants = sorted((need(sc, t, apart) for sc, t in runs), reverse=True)[:max(1, at_once)]
+    if room is None or len(wants) < 2 or sum(wants) <= room[0]:
+        return
+    fit = next(k for k in range(len(wants), 0, -1) if sum(wants[:k]) <= room[0] or k == 1)
+    raise ScenarioError("--jobs", f"{len(wants)} runs at once would need about {size(sum(wants))} together and "
+                                  f"{room[1]}: --jobs {fit} runs {fit} at a time")

@@ -16,9 +16,12 @@ import functools
 import logging
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
+import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -26,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from control_plane.config import short
-from fabric_sim.runner import footprint, run_cache
+from control_plane import outputs
+from control_plane.config import printable, short
+from fabric_sim.runner import footprint, run_cache, stop
 from fabric_sim.runner.progress import Progress
 from fabric_sim.runner.run import RunResult, run
 from fabric_sim.scenario import Scenario, Transport
@@ -46,9 +50,11 @@ class Options:
     address: str | None = None  # a Ray cluster to use; None: $RAY_ADDRESS, else a Ray of this machine's cores
     cache: Path | None = run_cache.DEFAULT_DIR  # None: no cache (every run executes, nothing is kept)
     quiet: bool = False  # no progress lines
+    memory: int | None = None  # bytes a run may take (--max-memory); None: what this process may (footprint)
 
 
 IN_PROCESS = Options(jobs=1, cache=None, quiet=True)  # what library callers and tests get unless they ask
+_STARTED: list[bool] = []  # a Ray this process started (not a cluster it joined): shut down when interrupted
 
 
 class RunFailed(RuntimeError):
@@ -65,9 +71,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--jobs", type=_whole, default=d.jobs, metavar="N",
                     help="runs at once (default: every core of this machine, or of the Ray cluster); "
                          "1 runs them one after another in this process, without Ray")
-    ap.add_argument("--ray-address", default=d.address, metavar="ADDR",
+    ap.add_argument("--ray-address", type=_address, default=d.address, metavar="ADDR",
                     help="run on this existing Ray cluster (e.g. 10.0.0.5:6379, or 'auto'; default: $RAY_ADDRESS, "
                          "else a Ray started on this machine's cores for the run)")
+    ap.add_argument("--max-memory", type=_memory, default=d.memory, metavar="SIZE",
+                    help="the memory a run may take, e.g. 8G or 512M (default: what this machine has free, within "
+                         "its cgroup and ulimit -v): a run estimated above it is refused before it is built; a "
+                         "larger figure runs it anyway")
     ap.add_argument("--no-cache", action="store_true",
                     help=f"execute every run and keep none (default: reuse and keep finished runs in "
                          f"{run_cache.DEFAULT_DIR}/, keyed by scenario and code)")
@@ -80,11 +90,50 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _memory(text: str) -> int:
+    """--max-memory: a size as `8G`, `512M`, `1.5GiB` or bytes, each refusal naming what is wrong."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8G or 512M, got {printable(short(text))}")
+    if len(m.group(1)) > 20:
+        raise argparse.ArgumentTypeError(f"a number of {len(m.group(1)):,} digits: more than any machine has")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n < 1 << 20:
+        raise argparse.ArgumentTypeError(f"{printable(text.strip())} is less than a run takes (at least 1 MiB)")
+    if n > footprint.MAX_MEMORY:
+        raise argparse.ArgumentTypeError(f"{printable(text.strip())} is more than 1,024 TiB: no machine has it")
+    return n
+
+
+def _address(text: str) -> str:
+    """A Ray address as printable text of a sane length (it is echoed in progress lines)."""
+    if not text or not text.isprintable() or len(text) > 255 or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"expected host:port, 'auto' or ray://host:port, got {printable(short(text))}")
+    return text
+
+
 def options(args: argparse.Namespace) -> Options:
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs: {args.jobs} is not a number of runs (at least 1)")
     return Options(jobs=args.jobs, address=args.ray_address, cache=None if args.no_cache else Options().cache,
-                   quiet=getattr(args, "quiet", False))
+                   quiet=getattr(args, "quiet", False), memory=args.max_memory)
+
+
+def apart(opts: Options, n: int) -> bool:
+    """Whether `n` runs go to Ray workers, apart from the process that reports them."""
+    return not (opts.jobs == 1 or (n <= 1 and not (opts.address or os.environ.get("RAY_ADDRESS"))))
+
+
+def fits(tasks: list[Task], opts: Options) -> None:
+    """ScenarioError, before anything is built, if a run, or the runs this
+    machine takes at once, would not fit in memory (on a Ray cluster of
+    other machines, each run on its own)."""
+    local = not (opts.address or os.environ.get("RAY_ADDRESS"))
+    at_once = (opts.jobs or os.cpu_count() or 1) if local and apart(opts, len(tasks)) else 1
+    footprint.check_all([(t.scenario, t.transport) for t in tasks], opts.memory, apart(opts, len(tasks)), at_once)
 
 
 def cost(sc: Scenario) -> float:
@@ -121,16 +170,13 @@ def run_all(tasks: list[Task], opts: Options = IN_PROCESS,
     todo = _from_cache(tasks, cache, prog, results, on_result)
     costs = {i: cost(tasks[i].scenario) for i in todo}
     try:
-        if opts.jobs == 1 or (len(todo) <= 1 and not address):
+        if not apart(opts, len(todo)):
             prog.plan(list(costs.values()), "one after another in this process")
-            _in_process(tasks, costs, prog, finish)
+            _in_process(tasks, costs, prog, finish, opts.memory)
         elif todo:
             _on_ray(tasks, costs, opts, address, prog, finish)
-    except KeyboardInterrupt:
-        kept = f"the {prog.done - prog.cached} runs finished are in {cache.root}; the same command resumes" if cache \
-            else "nothing was cached (--no-cache)"
-        print(f"interrupted: {kept}", file=sys.stderr, flush=True)
-        raise
+    except KeyboardInterrupt as exc:  # the caller says what it kept, in one line
+        raise stop.Interrupted(exc, prog.done - prog.cached, cache.root if cache else None) from None
     if failures:
         raise RunFailed(failures)
     return results  # type: ignore[return-value]  # every slot is filled when nothing failed
@@ -171,28 +217,30 @@ class _RayState(Protocol):
     def cluster_resources(self) -> dict[str, float]: ...
 
 
-def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Finish) -> None:
+def _in_process(tasks: list[Task], costs: dict[int, float], prog: Progress, finish: Finish,
+                memory: int | None) -> None:
     for i, c in costs.items():
         t = tasks[i]
         prog.started(t.label, c)
         try:
-            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label))
+            r = run(t.scenario, t.transport, functools.partial(prog.update, t.label), memory=memory)
         except Exception as exc:  # one run's failure must not lose the others
             finish(i, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             continue
         finish(i, r)
 
 
-def _execute(sc: Scenario, t: Transport) -> tuple[str, dict[str, Any]]:
+def _execute(sc: Scenario, t: Transport, memory: int | None) -> tuple[str, dict[str, Any]]:
     """A Ray task: one run, returned without its scenario and transport
     (the caller has them), with the code version it ran."""
-    return run_cache.code_version(), run_cache.strip(run(sc, t))
+    return run_cache.code_version(), run_cache.strip(run(sc, t, memory=memory))
 
 
 def connect(address: str | None, jobs: int | None) -> None:
     """Join the Ray cluster at `address`, or start one on this machine
     with `jobs` CPUs (every core if None); a Ray already started in this
-    process (a test's) is used as it is."""
+    process (a test's) is used as it is. A signal while Ray starts stops
+    it whole (`_starting`)."""
     if not address:  # token auth, as Ray gives a local cluster by default, but said, so Ray does not warn;
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # read when ray is first imported
     import ray  # imported here: it takes a second, and --jobs 1 does not need it
@@ -202,13 +250,84 @@ def connect(address: str | None, jobs: int | None) -> None:
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
         try:
-            ray.init(address=address, **quiet)
+            with _starting(ray):
+                ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:  # no cluster there, or the token refused
-            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster with "
-                              "token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
+            raise RunFailed([(f"Ray cluster {address}", f"cannot connect: {str(exc).splitlines()[0]} (a cluster "
+                              "with token authentication needs RAY_AUTH_MODE=token and its token here too)")]) from None
     else:
-        with _workers_path_as_driver():
+        with _workers_path_as_driver(), _starting(ray, local=True):
             ray.init(address="local", num_cpus=jobs or os.cpu_count(), include_dashboard=False, **quiet)
+        _STARTED.append(True)
+
+
+@contextlib.contextmanager
+def _starting(ray: Any, local: bool = False) -> Iterator[None]:
+    """ray.init in the block. Ray sets its own SIGTERM handlers as it
+    starts (an exit from Python; a stack dump and an abort from its C++
+    core): ours again after. Ctrl-C meanwhile is held until Ray is up; a
+    SIGTERM stops Ray where it got to (what a start cut short leaves
+    running, `local` processes of ours, is ended too), seen on the signal
+    wakeup descriptor even where Ray's exit was lost (raised in a fork's
+    callback, Python drops it)."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    before = descendants(os.getpid()) if local else set()
+    try:
+        with outputs.held():
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False) if _main_thread() else -1
+            try:
+                yield
+            finally:
+                if _main_thread():
+                    signal.set_wakeup_fd(old)
+        with contextlib.suppress(BlockingIOError):
+            if signal.SIGTERM in os.read(r, 256):  # taken by Ray's handler and lost
+                raise SystemExit(signal.SIGTERM)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        if ray.is_initialized():
+            ray.shutdown()
+        if local:
+            _reap(descendants(os.getpid()) - before)
+        if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+            raise stop.Terminated from None
+        raise
+    finally:
+        os.close(r)
+        os.close(w)
+        stop.reinstate()
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process under `pid` (Linux's /proc)."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):  # gone meanwhile
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parent.items() if pp == p}
+        out |= kids
+        todo += list(kids)
+    return out
+
+
+def _reap(pids: set[int], grace_s: float = 2.0) -> None:
+    """SIGTERM to `pids`, SIGKILL to those still there after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in pids:
+            with contextlib.suppress(OSError):
+                os.kill(p, sig)
+        deadline = time.monotonic() + grace_s
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.1)
 
 
 @contextlib.contextmanager
@@ -260,16 +379,20 @@ def _on_ray(tasks: list[Task], costs: dict[int, float], opts: Options, address: 
         while queue or pending:
             while queue and len(pending) < slots:  # only as many in flight as run: "running" is true
                 i = queue.popleft()
-                pending[remote.remote(tasks[i].scenario, tasks[i].transport)] = i
+                pending[remote.remote(tasks[i].scenario, tasks[i].transport, opts.memory)] = i
                 prog.started(tasks[i].label, costs[i])
             done, _ = ray.wait(list(pending), num_returns=1, timeout=prog.every_s)
             for ref in done:
                 i = pending.pop(ref)
                 collect(ray, ref, tasks[i], lambda r, why="", i=i: finish(i, r, why))
             prog.tick()
-    finally:
-        for ref in pending:  # interrupted: stop the rest; what finished is cached
+    except BaseException:  # interrupted: stop the rest; what finished is cached
+        for ref in pending:
             ray.cancel(ref, force=True)
+        if _STARTED:  # its workers, raylet and GCS stopped before the command's one line, not at its exit
+            ray.shutdown()
+            _STARTED.clear()
+        raise
 
 
 def collect(ray: Any, ref: Any, t: Task, finish: Collected) -> None:

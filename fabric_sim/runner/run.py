@@ -73,17 +73,19 @@ class RunResult:
 
 
 def run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None = None,
-        hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = ()) -> RunResult:
-    """`hooks`: (time, fn(fabric)) calls at simulated times, for tests."""
+        hooks: Sequence[tuple[float, Callable[[Fabric], None]]] = (), memory: int | None = None) -> RunResult:
+    """`hooks`: (time, fn(fabric)) calls at simulated times, for tests;
+    `memory`: the bytes the run may take (--max-memory; by default what
+    this process may, footprint.available)."""
     with gc_paused():  # the build's objects live for the whole run: no collection walks them as they are made
-        return _run(sc, t, progress, hooks)
+        return _run(sc, t, progress, hooks, memory)
 
 
 def _run(sc: Scenario, t: Transport, progress: Callable[[str], None] | None,
-         hooks: Sequence[tuple[float, Callable[[Fabric], None]]]) -> RunResult:
+         hooks: Sequence[tuple[float, Callable[[Fabric], None]]], memory: int | None) -> RunResult:
     wall = time.perf_counter()
     ecfg = sc.endpoint
-    footprint.check(sc, t)  # before building: a fabric too big for this machine is refused, not swapped
+    footprint.check(sc, t, memory)  # before building: a run too big for this machine is refused, not swapped
     sim = Sim()
     plan = wiring.describe(sc, t)
     topo, links, tr = plan.topo, plan.links, plan.tr

@@ -26,11 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from control_plane.pipelines import REPO, RESULTS
+from control_plane.pipelines import REPO, RUN_CACHE
 from fabric_sim.runner.run import RunResult
 from fabric_sim.scenario import Scenario, Transport
 
-DEFAULT_DIR = RESULTS / "cache"
+DEFAULT_DIR = RUN_CACHE
 # The packages a run imports (tests/test_packages.py pins fabric_sim's layers); testbed only serves --bmv2.
 PACKAGES = ("mrc_wire", "sim_core", "control_plane", "switch_model", "nic_model", "mrc_host", "fabric_sim")
 # What the cache keeps of a result; the scenario and transport are the caller's (the key stands for them).

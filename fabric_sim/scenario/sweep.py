@@ -19,6 +19,7 @@ from typing import Any
 from control_plane.config import ConfigError
 
 MAX_VARIANTS = 10_000  # runs of one sweep file; each is a simulation
+MAX_INDEX_DIGITS = 9  # `events[123456789]`: a file holds at most MAX_NODES values, far fewer than 10**9
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?((?:\[\d+\])*)")
 
 
@@ -30,7 +31,7 @@ def parse(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         raise ConfigError("sweep", "expected a mapping of dotted.path: [values]")
     out, errors = [], []
     for key, vals in raw.items():
-        path = f"sweep.{key}"
+        path = f"sweep.{shown(str(key))}"
         if not isinstance(vals, list) or not vals:
             errors.append((path, "expected a non-empty list of values"))
             continue
@@ -74,6 +75,11 @@ def check(raw: dict[str, Any], combos: tuple[tuple[str, tuple[Any, ...]], ...],
         raise ConfigError.of(errors)
 
 
+def shown(path: str) -> str:
+    """A dotted path as an error names it: each number past 10 digits cut (a 5,000-digit index)."""
+    return re.sub(r"\d{11,}", lambda m: m.group()[:10] + "...", path)
+
+
 def steps(path: str) -> list[str | int]:
     """`events[0].nic_rx_loss.rate` as ["events", 0, "nic_rx_loss", "rate"]."""
     out: list[str | int] = []
@@ -81,7 +87,11 @@ def steps(path: str) -> list[str | int]:
         m = _STEP.fullmatch(part)
         if not part or not m or not (m.group(1) or m.group(2)):
             raise ConfigError(path, f"{part!r} is not a field name or name[index]")
-        out += ([m.group(1)] if m.group(1) else []) + [int(i) for i in re.findall(r"\d+", m.group(2))]
+        indices = re.findall(r"\d+", m.group(2))
+        huge = next((i for i in indices if len(i) > MAX_INDEX_DIGITS), None)
+        if huge is not None:  # int() of it would raise past 4,300 digits; no list of a file is that long
+            raise ConfigError(shown(path), f"an index of {len(huge):,} digits: no list of a scenario is that long")
+        out += ([m.group(1)] if m.group(1) else []) + [int(i) for i in indices]
     return out
 
 
@@ -94,7 +104,7 @@ def override(raw: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         try:
             where = steps(path)
         except ConfigError as exc:
-            raise ConfigError(f"sweep.{path}", exc.reason) from None
+            raise ConfigError(f"sweep.{shown(path)}", exc.reason) from None
         for i, step in enumerate(where[:-1]):
             try:
                 node = node[step]

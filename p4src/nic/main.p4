@@ -130,6 +130,7 @@ control NicIngress(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                 if (hdr.meth.isValid()) {
                     meta.tx_done = 1;   // the transmit completion: the EV this data took, to the host
                     MIRROR_KEEP(NOTICE_SESSION);
+                    COUNT_AT(nic_events, NEV_TX_DONE);
                 }
             }
         } else if (meta.drop == 0) {

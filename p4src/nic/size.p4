@@ -11,7 +11,7 @@
 #define ROW_TABLE_SIZE       2048    // dest_row: every 11-bit row
 #define NUM_PLANES           8       // plane_port, plane_tx: every 3-bit plane
 #define NUM_NIC_DROP_REASONS 16      // nic_drops
-#define NUM_NIC_EVENTS       8       // nic_events
+#define NUM_NIC_EVENTS       9       // nic_events
 #define NUM_NACK_REASONS     32      // nack_reasons: every NETH reason up to UNEXP_EVENT (0x19)
 // The receiver (rx_track.p4): a ring of RX_WORDS 64-bit words per QP
 // (RX_WORDS = 2^RX_WORD_BITS), so RX_WORDS * 64 PSNs past the cumulative

@@ -36,6 +36,7 @@ const bit<32> NEV_DUPLICATE     = 4;
 const bit<32> NEV_BEYOND_WINDOW = 5;
 const bit<32> NEV_PROBE_ANSWER  = 6;
 const bit<32> NEV_HOST_COPY     = 7;   // the copy of new data that became a SACK, to the host
+const bit<32> NEV_TX_DONE       = 8;   // a transmit completion, to the host (its data went out too)
 
 // The receiver (rx_track.p4): what it is asked to do, and what it found.
 const bit<2> RX_OP_NONE = 0;

@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -19,6 +20,7 @@ from control_plane import cli
 from ptf_tests.conftest import bmv2_skip_reason
 from testbed import toolchain
 
+STARTUP_TIMEOUT = 180.0  # seconds: ten BMv2 devices started and configured on a busy machine
 DEMO = str(toolchain.REPO / "bmv2_configs" / "topologies" / "demo.yaml")
 
 
@@ -41,11 +43,19 @@ def live(request):
                              *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
+    # A fabric that never says it is up is killed rather than waited on for
+    # ever; what it printed instead is the failure's message.
+    watchdog = threading.Timer(STARTUP_TIMEOUT, proc.kill)
+    watchdog.start()
     try:
         line = proc.stdout.readline()
-        assert line.startswith("live fabric"), line + proc.stdout.read()
+        watchdog.cancel()
+        if not line.startswith("live fabric"):
+            proc.kill()
+            pytest.fail(f"testbed.live did not say it was up within {STARTUP_TIMEOUT:g} s: {line}{proc.stdout.read()}")
         yield f"127.0.0.1:{port}"
     finally:
+        watchdog.cancel()
         proc.terminate()
         try:
             proc.wait(timeout=30)

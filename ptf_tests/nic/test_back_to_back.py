@@ -119,18 +119,23 @@ PLANES = [N.plane_port(p) for p in range(TOPO.planes)]
 
 def _exchange(run: Run, nics: dict[int, Bmv2Nic], link: Link, pa: EvProfile, pb: EvProfile,
               progress: dict[int, Callable[[], Progress]]) -> Endpoint:
-    """A's message to B through two device NICs and the relay; A's endpoint.
-    Frames sent just before the sender goes idle may still be in a device:
-    the run ends once each NIC has finished with everything it was given
-    and the relay has read all it sent on its planes."""
+    """A's message to B through two device NICs (`progress`: each one's
+    counts over all its ports) and the relay; A's endpoint. Frames sent
+    just before the sender goes idle may still be in a device: the run ends
+    once each NIC has finished with everything it was given, the relay has
+    read all it sent on its planes and the host all it sent on the host
+    port (completions too), counted from before the first frame."""
     def poll(timeout: float) -> None:
         nics[A_NIC].poll(timeout / 2)
         nics[B_NIC].poll(timeout / 2)
 
+    def read(n: int, side: str) -> int:
+        nics[n].poll()  # the host takes what reached it while the settler waits
+        return link.read_from[side] + nics[n].read
+
     clock = RealClock(poll)
     sides = {A_NIC: "a", B_NIC: "b"}
-    # Counting from before the first frame: a settler counts from where the device stands when it is made.
-    settlers = {n: Settler(nics[n].name, progress[n], lambda side=side: link.read_from[side])
+    settlers = {n: Settler(nics[n].name, progress[n], lambda n=n, side=side: read(n, side))
                 for n, side in sides.items()}
     eps = _endpoints(clock, nics[A_NIC], nics[B_NIC], run, pa, pb)
     link.start()
@@ -166,7 +171,7 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
                               t.bmv2.host_iface(N.HOST_PORT))
         ta, tb = targets[A_NIC], targets[B_NIC]
         link = Link([(ta.bmv2.host_iface(p), tb.bmv2.host_iface(p)) for p in PLANES], drop_ev=bad)
-        _exchange(run, nics, link, pa, pb, {n: lambda t=t: nic_progress(t.session, PLANES)
+        _exchange(run, nics, link, pa, pb, {n: lambda t=t: nic_progress(t.session, PORTS)
                                             for n, t in targets.items()})
         run.slots = {e.match["slot"]: e.action.args["ev"] for e in ta.session.read([fy.P4TableEntry("slot_ev")])}
         run.counted_bad = ta.ev_count(bad) + tb.ev_count(bad)
@@ -197,7 +202,7 @@ def on_swx(bad: int) -> tuple[Run, EvProfile]:
             nics[n] = SwxNic(d.state.name, ipaddress.IPv6Address(addr(n)).packed, d)
         da, db = devices[A_NIC], devices[B_NIC]
         link = Link([(da.pipe.iface(p), db.pipe.iface(p)) for p in PLANES], drop_ev=bad)
-        _exchange(run, nics, link, pa, pb, {n: lambda d=d: d.progress(PLANES) for n, d in devices.items()})
+        _exchange(run, nics, link, pa, pb, {n: d.progress for n, d in devices.items()})
         run.slots = {key[0]: args["ev"] for key, args in da.pipe.written("slot_ev")}
         run.counted_bad = sum(d.pipe.direct("ev_tx_packets", "ev_stats", [bad]) for d in devices.values()
                               if any(key == (bad,) for key, _ in d.pipe.written("ev_stats")))

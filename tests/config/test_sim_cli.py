@@ -75,7 +75,7 @@ def test_bmv2_limits_are_checked_before_the_model_runs(tmp_path, capsys, no_run,
 def test_paper_checks_its_out_folder_and_scenarios_first(tmp_path, capsys, no_run, monkeypatch):
     (tmp_path / "f").write_text("")
     assert paper.main(["--only", "fig10", "--out", str(tmp_path / "f" / "x")]) == 2
-    assert one_line_error(capsys) == f"error: --out: {tmp_path / 'f' / 'x'}: not writable (Not a directory)"
+    assert one_line_error(capsys) == f"error: --out: {tmp_path / 'f' / 'x'}: {tmp_path / 'f'} is a file, not a folder"
 
     def broken(exp, values=None):
         raise paper.ScenarioError("workload.pattern", "'x' is not one of ...")

@@ -21,6 +21,7 @@ from control_plane.pipelines import REPO, RESULTS
 from fabric_sim import cli
 from fabric_sim.runner import parallel
 from tests.config.test_hostile_files import within
+from tests.config.test_interrupts import stopping_at
 
 TINY = {"planes": 1, "t0_per_plane": 1, "t1_per_plane": 1, "hosts_per_t0": 2}
 DOC = {"name": "t", "topology": TINY, "workload": {"pattern": "permutation", "message_bytes": 1000},
@@ -92,14 +93,7 @@ def summary_rows(out) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("cache", [False, True])
 def test_a_sweep_interrupted_after_k_variants_keeps_k(tmp_path, capsys, monkeypatch, cache):
-    real, calls = parallel.run, []
-
-    def run(*a, **k):
-        calls.append(1)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-    monkeypatch.setattr(parallel, "run", run)
+    stopping_at(monkeypatch, 4, KeyboardInterrupt)
     if cache:
         monkeypatch.setattr(parallel, "options", lambda args: parallel.Options(jobs=1, cache=tmp_path / "c",
                                                                                quiet=True))
@@ -109,7 +103,7 @@ def test_a_sweep_interrupted_after_k_variants_keeps_k(tmp_path, capsys, monkeypa
     assert [r["seed"] for r in summary_rows(out)] == ["1", "2", "3"]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["1_seed=1", "2_seed=2", "3_seed=3"]
     assert all((out / d / "results.json").exists() for d in ("1_seed=1", "2_seed=2", "3_seed=3"))
-    assert "# 2 of 5 variants missing" in (out / "summary.csv").read_text()
+    assert "# interrupted by SIGINT (Ctrl-C): 2 of 5 variants not finished" in (out / "summary.csv").read_text()
 
 
 def test_sigterm_keeps_the_variants_that_finished(tmp_path):
@@ -136,7 +130,7 @@ def test_sigterm_keeps_the_variants_that_finished(tmp_path):
 
 # ---- results folders ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("out, why", [("", "the current folder"), (".", "the current folder"),
+@pytest.mark.parametrize("out, why", [("", "an empty name"), (".", "the current folder"),
                                       (str(RESULTS / "cache"), "the run cache"),
                                       (str(RESULTS / "cache" / "x"), "the run cache")])
 def test_out_may_not_be_the_current_folder_or_the_run_cache(tmp_path, capsys, no_run, monkeypatch, out, why):

@@ -20,9 +20,9 @@ def executed(monkeypatch) -> list[str]:
     out: list[str] = []
     real = parallel.run
 
-    def counting(sc, t, *args):
+    def counting(sc, t, *args, **kw):
         out.append((t.name, sc.workload.message_bytes, sc.events[0].args[0]))
-        return real(sc, t, *args)
+        return real(sc, t, *args, **kw)
 
     monkeypatch.setattr(parallel, "run", counting)
     return out
@@ -113,10 +113,10 @@ def test_the_key_does_not_depend_on_order_or_name_and_refuses_what_it_cannot_enc
 def test_a_failing_run_is_named_and_the_others_finish_and_are_kept(tmp_path, executed, monkeypatch):
     real = parallel.run
 
-    def broken(sc, t, *args):
+    def broken(sc, t, *args, **kw):
         if t.name == "roce" and sc.workload.message_bytes == 65536:
             raise ZeroDivisionError("a model bug")
-        return real(sc, t, *args)
+        return real(sc, t, *args, **kw)
 
     monkeypatch.setattr(parallel, "run", broken)
     ts = tasks()

@@ -166,10 +166,11 @@ def test_a_trace_too_big_for_the_memory_is_refused_before_building(tmp_path, mon
     write(tmp_path / "trace", [k, k])
     sc = scenario.parse({**DOC, "workload": {"pattern": "chakra", "trace": "trace", "iterations": 1000}},
                         base=tmp_path)
-    need = footprint.estimate(sc.topology, 0, 0, nodes=400 * 1000)
-    assert need > footprint.PER_NODE * 400_000  # the nodes walked are counted
-    monkeypatch.setattr(footprint, "available", lambda: need - 1)
+    assert footprint.nodes(sc.workload) == 400_000  # 2 ranks x 200 nodes x 1,000 iterations
+    need = footprint.need(sc, sc.transports[0])
+    assert need > footprint.BASE + footprint.PER_NODE * 400_000  # the nodes walked are counted
+    monkeypatch.setattr(footprint, "available", lambda: (need - 1, "the test allows one byte less"))
     with pytest.raises(ScenarioError, match=r"400,000 trace nodes walked"):
         footprint.check(sc, sc.transports[0])
-    monkeypatch.setattr(footprint, "available", lambda: need)
+    monkeypatch.setattr(footprint, "available", lambda: (need, "the test allows as much"))
     footprint.check(sc, sc.transports[0])

@@ -86,11 +86,11 @@ def test_a_failing_transport_is_named_and_the_results_before_it_are_already_writ
     real = parallel.run
     seen = {}
 
-    def second_fails(sc, t, progress=None):
+    def second_fails(sc, t, progress=None, **kw):
         if t.name == "roce":
             seen["before"] = [r["transport"] for r in _strict(out / "results.json")["runs"]]
             raise RuntimeError("a bug in the second transport")
-        return real(sc, t, progress)
+        return real(sc, t, progress, **kw)
 
     monkeypatch.setattr(parallel, "run", second_fails)  # every run goes through the parallel runner
     assert cli.main([str(_file(tmp_path, [])), "--out", str(out), "--no-plots", "--quiet", "--jobs", "1"]) == 1
