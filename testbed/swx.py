@@ -38,7 +38,7 @@ from pathlib import Path
 
 import finsy as fy
 
-from testbed import toolchain
+from testbed import netdev, process, toolchain
 from testbed.bmv2 import free_port
 from testbed.swx_schema import SwxError, SwxSchema, is_delete, match_of
 
@@ -130,16 +130,12 @@ def _in_app_process() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
 def make_tap(name: str) -> None:
     """A TAP device, IPv6 off before it is up (no router solicitations)."""
-    subprocess.run(["ip", "link", "del", name], capture_output=True)
-    _ip("tuntap", "add", "dev", name, "mode", "tap", "multi_queue")  # as net_tap opens it
-    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"], capture_output=True)
-    _ip("link", "set", name, "up")
+    netdev.delete([name])
+    netdev.ip("tuntap", "add", "dev", name, "mode", "tap", "multi_queue")  # as net_tap opens it
+    netdev.ipv6_off(name)
+    netdev.ip("link", "set", name, "up")
 
 
 @dataclass
@@ -194,7 +190,7 @@ class SwxPipeline:
             cli.quiet([MEMPOOL, *(f"ethdev net_tap{p} rxq 1 128 MEMPOOL0 txq 1 512 promiscuous on"
                                   for p in self.ports)])
             for p in self.ports:  # net_tap sets the kernel side's MTU back to 1,500
-                _ip("link", "set", self.iface(p), "mtu", "9000")
+                netdev.ip("link", "set", self.iface(p), "mtu", "9000")
             io = self.workdir / f"{self.tag}.io"
             io.write_text("mirroring slots 4 sessions 64\n" + "".join(
                 f"port in {p} ethdev net_tap{p} rxq 0 bsz 1\n" for p in self.ports) + "".join(
@@ -247,25 +243,15 @@ class SwxPipeline:
         return lib
 
     def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        return process.log_tail(self.log_path, lines)
 
     def stop(self) -> None:
         if self.cli is not None:
             self.cli.close()
             self.cli = None
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        process.end(self.proc, 10)
         self.proc = None
-        for p in self.ports:
-            subprocess.run(["ip", "link", "del", self.iface(p)], capture_output=True)
+        netdev.delete([self.iface(p) for p in self.ports])
 
     def __enter__(self) -> SwxPipeline:
         self.start()
