@@ -2,7 +2,8 @@
 
 Figures are ratios against a baseline measured in the same run where there
 is one: batched vs one update per Write for the P4Runtime install; the
-switch program vs a bare L2 program for BMv2 packet rate. The timed fabric
+switch program vs a bare L2 program for BMv2 packet rate, the NIC's PNA
+program vs a bare L2 PNA program on DPDK's SWX pipeline. The timed fabric
 is measured against its targets (1,024 NICs in 60 s, 2 GiB), the
 Tofino switch against its stage budget (6 of 12). The mutation run
 (bench/mutation.py) is bounded (40 mutants, 10 minutes) and resumable: each
@@ -25,6 +26,7 @@ from bench import (
     nic_cost,
     plan_scale,
     sim_scale,
+    swx_rate,
     tofino_resources,
 )
 from testbed import toolchain
@@ -41,8 +43,8 @@ def main() -> int:
         f"simple_switch_grpc: {toolchain.simple_switch_grpc() or 'absent'}",
         "",
     ]
-    for bench in (sim_scale, footprint, plan_scale, install_rate, bmv2_rate, tofino_resources, fuzz_models, nic_cost,
-                  mutation):
+    for bench in (sim_scale, footprint, plan_scale, install_rate, bmv2_rate, swx_rate, tofino_resources, fuzz_models,
+                  nic_cost, mutation):
         print(f"running {bench.__name__} ...", flush=True)
         section = bench.run()
         print("\n".join(section), flush=True)

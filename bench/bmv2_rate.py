@@ -33,7 +33,7 @@ PACKETS = 20000
 IN_PORT, OUT_PORT = 0, 2
 
 
-def _frame() -> bytes:
+def frame() -> bytes:
     sids = [A.usid(A.TIER_T0, 0, 0), A.usid(A.TIER_T1, 0, 0), A.usid(A.TIER_T0, 0, 1), A.usid(A.TIER_DL, 0, 0)]
     pkt = (Ether(src="02:01:00:00:00:00", dst="02:00:40:00:00:00")
            / IPv6(src="fd00:0:0:1::", dst=str(A.carrier(DEMO, sids)), hlim=64)
@@ -41,18 +41,19 @@ def _frame() -> bytes:
     return bytes(pkt)
 
 
-def _measure(sw: Bmv2Switch, frames: list[bytes], in_port: int = IN_PORT,
-             out_ports: tuple[int, ...] = (OUT_PORT,)) -> tuple[float, int]:
+def measure(iface: Callable[[int], str], frames: list[bytes], in_port: int = IN_PORT,
+            out_ports: tuple[int, ...] = (OUT_PORT,)) -> tuple[float, int]:
     """(received packets per second, received count) for PACKETS sent, the
-    frames in turn, into `in_port`; counted on every port of `out_ports`."""
+    frames in turn, into `in_port`; counted on every port of `out_ports`
+    (`iface`: a port's interface on this side, a veth's or a TAP's)."""
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    tx.bind((sw.host_iface(in_port), 0))
+    tx.bind((iface(in_port), 0))
     got = [0, 0.0]
     lock = threading.Lock()
 
     def receive(port: int) -> None:
         rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-        rx.bind((sw.host_iface(port), 0))
+        rx.bind((iface(port), 0))
         rx.settimeout(1.0)
         while True:
             try:
@@ -86,7 +87,7 @@ def _program(name: str, setup: Callable[[Session], None], frames: list[bytes] | 
     with Bmv2Switch(f"bench-{name}", ports=sorted({in_port, *out_ports}), log=False) as sw:
         with Session(Device(name, sw.grpc_addr, sw.device_id), p4info, blob) as s:
             setup(s)
-            return _measure(sw, frames or [_frame()], in_port, out_ports)
+            return measure(sw.host_iface, frames or [frame()], in_port, out_ports)
 
 
 def _switch_setup(s: Session) -> None:
@@ -108,7 +109,7 @@ def _nic_setup(s: Session) -> None:
     s.reconcile([P.to_p4(e) for e in NF.NIC.entries()], P.NIC_TABLES, P.NIC_DEFAULTS)
 
 
-def _nic_cases() -> list[tuple[str, list[bytes], int, tuple[int, ...]]]:
+def nic_cases() -> list[tuple[str, list[bytes], int, tuple[int, ...]]]:
     """(what, frames, in port, out ports) of the NIC program's streams."""
     from ptf_tests.lib import nic_fabric as NF
     from ptf_tests.lib.fabric import TOPO
@@ -137,7 +138,7 @@ def nic_rates() -> list[str]:
         return out + [f"skipped: {why}"]
     l2_pps, _ = _program("l2fwd", _l2_setup)
     out.append(f"- bare L2 beside it: {l2_pps:,.0f} pkt/s")
-    for what, frames, in_port, out_ports in _nic_cases():
+    for what, frames, in_port, out_ports in nic_cases():
         pps, n = _program("nic", _nic_setup, frames, in_port, out_ports)
         out.append(f"- {what}: {pps:,.0f} frames/s out ({n} for {PACKETS} in; {pps / l2_pps:.2f} of L2)"
                    if l2_pps else f"- {what}: {pps:,.0f} frames/s out")
@@ -152,7 +153,7 @@ def run() -> list[str]:
     l2_pps, l2_n = _program("l2fwd", _l2_setup)
     sw_pps, sw_n = _program("switch", _switch_setup)
     out += [
-        f"- sent {PACKETS} frames of {len(_frame())} bytes per program",
+        f"- sent {PACKETS} frames of {len(frame())} bytes per program",
         f"- bare L2: {l2_pps:,.0f} pkt/s ({l2_n} received)",
         f"- MRC switch: {sw_pps:,.0f} pkt/s ({sw_n} received)",
         f"- switch / L2 rate: {sw_pps / l2_pps:.2f}" if l2_pps else "- L2 baseline received nothing",

@@ -6,12 +6,18 @@ for a QP whose data plane keeps path health, ev_slots beside it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import finsy as fy
 
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
-from control_plane.session import Session
+
+
+class TableWriter(Protocol):
+    """Where table updates go: a P4Runtime session, or SWX's CLI (testbed/swx.py)."""
+
+    def write(self, updates: Sequence[fy.P4TableEntry]) -> None: ...
 
 
 def slot_updates(writes: Sequence[tuple[int, int]], base: int = 0) -> list[fy.P4TableEntry]:
@@ -52,7 +58,7 @@ class NicEvControl:
     """Pushes EV retire/restore rewrites of one NIC's QPs to its slot_ev
     (and ev_slots for a QP with path health in the data plane)."""
 
-    def __init__(self, session: Session, state: N.NicState):
+    def __init__(self, session: TableWriter, state: N.NicState):
         self.session = session
         by_peer = {q.qpn: q for q in state.qps}
         # QP number (local) -> its qp_ev entry (the slot range).
@@ -70,3 +76,21 @@ class NicEvControl:
         if after is not None:
             self.slots[qpn] = after
         self.session.write(updates)
+
+    def push_slots(self, writes: Sequence[tuple[int, int]]) -> None:
+        """Rewrites of absolute slots (slot_ev's keys): a health QP's through
+        `push` (ev_slots kept beside), the others in one batched Write."""
+        for qpn, q in self.qp.items():
+            mine = [(s - q.base, ev) for s, ev in writes if q.base <= s <= q.base + q.mask]
+            if qpn in self.slots and mine:
+                self.push(qpn, mine)
+        rest = [(s, ev) for s, ev in writes if not any(
+            q.base <= s <= q.base + q.mask for qpn, q in self.qp.items() if qpn in self.slots)]
+        if rest:
+            self.session.write(slot_updates(rest))
+
+
+def slot_deletes(state: N.NicState, qpn: int) -> list[fy.P4TableEntry]:
+    """Deletes of every slot_ev entry of QP `qpn` (qp_ev's key: the peer's QP number)."""
+    [qp] = [q for q in state.qps if q.qpn == qpn]
+    return [-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)]

@@ -1,10 +1,13 @@
 """Fixtures: a `target` (switch) and `nic_target` (NIC) parametrized over
-the reference model and BMv2, or one running P4Runtime device.
+the reference model and BMv2 (the NIC also over DPDK's SWX pipeline, its
+PNA program: testbed/swx_targets.py), or one running P4Runtime device.
 
 By default the BMv2 switch is started once per session (simple_switch_grpc
 on veth pairs, gRPC on loopback), loaded with the committed JSON and
-P4Info, and given the demo T0's tables by our installer. Where BMv2 cannot
-run, the bmv2 cases are skipped with the reason; the model cases always run.
+P4Info, and given the demo T0's tables by our installer; the SWX NIC once
+per session too (dpdk-pipeline on TAP devices, its two threads on one
+core, stopped by its pid). Where BMv2 or SWX cannot run, their cases are
+skipped with the reason; the model cases always run.
 
 With --p4rt-addr the suites run against a device that is already running
 (docs/ptf.md): the same test bodies, target "remote"; tests that need a
@@ -26,6 +29,7 @@ from ptf_tests.lib.fabric import T0, T0_PORTS
 from testbed import toolchain
 from testbed.model_targets import NicModelTarget, SwitchModelTarget
 from testbed.remote import NicRemoteTarget, RemoteDevice, SwitchRemoteTarget, load_port_map, parse_interface
+from testbed.swx_targets import NicSwxTarget
 from testbed.targets import NicBmv2Target, SwitchBmv2Target
 
 REMOTE_KEY = pytest.StashKey["RemoteDevice | None"]()
@@ -78,9 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     remote = metafunc.config.stash[REMOTE_KEY]
-    for name in ("target", "nic_target"):
+    for name, local in (("target", ["model", "bmv2"]), ("nic_target", ["model", "bmv2", "swx"])):
         if name in metafunc.fixturenames:
-            metafunc.parametrize(name, ["remote"] if remote else ["model", "bmv2"], indirect=True)
+            metafunc.parametrize(name, ["remote"] if remote else local, indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -172,14 +176,26 @@ def bmv2_nic() -> Iterator[NicBmv2Target]:
     target.close()
 
 
+@pytest.fixture(scope="session")
+def swx_nic() -> Iterator[NicSwxTarget]:
+    reason = toolchain.swx_unavailable("nic-pna")
+    if reason:
+        pytest.skip(f"SWX: {reason}")
+    target = NicSwxTarget(nic_fabric.NIC, nic_fabric.PORTS)
+    yield target
+    target.close()
+
+
 @pytest.fixture
-def nic_target(request: pytest.FixtureRequest) -> Iterator[NicModelTarget | NicBmv2Target | NicRemoteTarget]:
+def nic_target(
+    request: pytest.FixtureRequest,
+) -> Iterator[NicModelTarget | NicBmv2Target | NicSwxTarget | NicRemoteTarget]:
     """NIC 0 of the demo fabric with QP 1 to NIC 3, fresh rotation."""
     if request.param == "model":
         yield NicModelTarget(nic_fabric.NIC, nic_fabric.PORTS)
         return
-    fixture = "remote_nic" if request.param == "remote" else "bmv2_nic"
-    t: NicBmv2Target | NicRemoteTarget = request.getfixturevalue(fixture)
+    fixture = {"remote": "remote_nic", "bmv2": "bmv2_nic", "swx": "swx_nic"}[request.param]
+    t: NicBmv2Target | NicSwxTarget | NicRemoteTarget = request.getfixturevalue(fixture)
     t.reset()
     yield t
     t.reset()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from testbed import bmv2_thrift, toolchain
+from testbed import bmv2_thrift, netdev, process, toolchain
 
 if TYPE_CHECKING:  # finsy only when BMv2 is used
     import finsy as fy
@@ -54,16 +54,12 @@ def free_port() -> int:
         return port
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
 def make_veth(a: str, b: str) -> None:
-    subprocess.run(["ip", "link", "del", a], capture_output=True)
-    _ip("link", "add", "name", a, "type", "veth", "peer", "name", b)
+    netdev.delete([a])
+    netdev.ip("link", "add", "name", a, "type", "veth", "peer", "name", b)
     for dev in (a, b):
-        subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1"], capture_output=True)
-        _ip("link", "set", dev, "mtu", "9000", "up")
+        netdev.ipv6_off(dev)
+        netdev.ip("link", "set", dev, "mtu", "9000", "up")
 
 
 @dataclass
@@ -136,25 +132,15 @@ class Bmv2Switch:
         return self._runtime
 
     def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        return process.log_tail(self.log_path, lines)
 
     def stop(self) -> None:
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        process.end(self.proc, 5)
         self.proc = None
-        for p in self.ports:
-            subprocess.run(["ip", "link", "del", self.switch_iface(p)], capture_output=True)
+        netdev.delete([self.switch_iface(p) for p in self.ports])
 
     def __enter__(self) -> Bmv2Switch:
         self.start()

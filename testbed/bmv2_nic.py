@@ -24,10 +24,8 @@ import socket
 from collections.abc import Sequence
 from typing import Protocol
 
-import finsy as fy
-
 from control_plane import p4_entities as P
-from control_plane.ev_control import rewrite
+from control_plane.ev_control import TableWriter, rewrite
 from mrc_wire import packet as W
 from mrc_wire.constants import DATA_OPCODES, ETH_LEN, RX_WORDS
 from mrc_wire.entries import EvChange
@@ -38,12 +36,6 @@ from testbed.links import recv
 # The host's Ethernet header on its port (the NIC reads only its type).
 ETH = bytes.fromhex("02aa00000002") + bytes.fromhex("02aa00000001") + b"\x86\xdd"
 RX_REGISTERS = ("rx_cum", "rx_unacked", "rx_rcvd", "rx_ooo")  # a QP's receiver registers, by its index
-
-
-class Writer(Protocol):
-    """A P4Runtime session (control_plane.session.Session)."""
-
-    def write(self, updates: Sequence[fy.P4TableEntry]) -> None: ...
 
 
 class Registers(Protocol):
@@ -61,7 +53,7 @@ class Digests(Protocol):
 
 
 class Bmv2Nic:
-    def __init__(self, name: str, addr: bytes, session: Writer, runtime: Registers, host_iface: str,
+    def __init__(self, name: str, addr: bytes, session: TableWriter, runtime: Registers, host_iface: str,
                  digests: Digests | None = None):
         self.name, self.addr = name, addr
         self.session, self.runtime, self.digests = session, runtime, digests

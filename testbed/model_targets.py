@@ -22,6 +22,7 @@ from switch_model.pipeline import SwitchModel
 class Target(Protocol):
     name: str
     ports: list[int]
+    counts_cut_frames: bool
 
     def send(self, port: int, pkt: SupportsBytes) -> None: ...
     def verify_packet(self, pkt: object, port: int) -> None: ...
@@ -35,6 +36,7 @@ class ModelTarget:
     subclass holds its model and runs a frame through it)."""
 
     name = "model"
+    counts_cut_frames = True  # a header cut short by the frame's end is malformed
 
     def __init__(self, ports: list[int]):
         self.ports = ports

@@ -23,7 +23,7 @@ from control_plane import nic_plan as N
 from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.counters import NIC_DROP_COUNTER, NIC_DROP_ENUM, enum_members, read_drops, read_total
-from control_plane.ev_control import NicEvControl, slot_updates
+from control_plane.ev_control import NicEvControl, TableWriter, slot_deletes
 from control_plane.ev_events import DigestListener
 from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
@@ -70,26 +70,25 @@ def ptf_dataplane(ifaces: dict[int, str]) -> ptf.dataplane.DataPlane:
     return dp
 
 
-class P4RuntimeTarget:
-    """A P4Runtime device driven through ptf on its interfaces. Subclasses
-    own how the device is reached (started BMv2, or a running device).
-    With a `settler` (BMv2), every check first waits until the device has
-    finished with every frame sent (testbed/settle.py); without one (a
-    running device), ptf's timeouts are all there is."""
+class PtfTarget:
+    """A device driven through ptf on its interfaces. With a `settler`
+    (BMv2, SWX), every check first waits until the device has finished with
+    every frame sent (testbed/settle.py); without one (a running device),
+    ptf's timeouts are all there is."""
 
-    name = "bmv2"
+    name = "device"
     settler: Settler | None = None
+    # Whether a frame cut inside its headers is counted malformed (a P4
+    # parser's PacketTooShort); not where the parser cannot see the frame's end.
+    counts_cut_frames = True
 
-    def __init__(self, session: Session, ifaces: dict[int, str], ports: list[int],
-                 desired: list[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]):
-        self.session, self.ports = session, ports
-        self.desired, self.tables, self.defaults = desired, tables, defaults
+    def __init__(self, ifaces: dict[int, str], ports: list[int]):
+        self.ports = ports
         self.dataplane = ptf_dataplane(ifaces)
         self.test = _PtfTest(self.dataplane)
 
     def close(self) -> None:
         self.dataplane.kill()
-        self.session.close()
 
     def dev_port(self, port: int) -> int:
         """The device's own number of a logical port (counter indices)."""
@@ -123,6 +122,23 @@ class P4RuntimeTarget:
     def received(self) -> int:
         """Frames ptf has received on this target's ports so far."""
         return sum(self.dataplane.rx_counters[(0, p)] for p in self.ports)
+
+
+class P4RuntimeTarget(PtfTarget):
+    """A P4Runtime device driven through ptf on its interfaces. Subclasses
+    own how the device is reached (started BMv2, or a running device)."""
+
+    name = "bmv2"
+
+    def __init__(self, session: Session, ifaces: dict[int, str], ports: list[int],
+                 desired: list[fy.P4TableEntry], tables: Sequence[str], defaults: Sequence[str]):
+        self.session = session
+        self.desired, self.tables, self.defaults = desired, tables, defaults
+        super().__init__(ifaces, ports)
+
+    def close(self) -> None:
+        super().close()
+        self.session.close()
 
     def counter(self, name: str, index: int) -> int:
         return self.session.counter(name, index)[0]
@@ -245,14 +261,37 @@ class SwitchBmv2Target(SwitchCounters, Bmv2Target):
         self.set_congestion(self.state.congestion)
 
 
-class NicCounters:
+class NicSlots:
+    """The slot rewrites a NIC suite makes (retire, restore, delete), through
+    its target's table writer (mixed into a NIC target)."""
+
+    state: N.NicState
+    _ev_control: NicEvControl | None = None  # the slots as written since the tables were planned
+
+    def table_writer(self) -> TableWriter:
+        raise NotImplementedError
+
+    def delete_slots(self, qpn: int) -> None:
+        """Take every slot_ev entry of QP `qpn` out (reset puts them back)."""
+        self.table_writer().write(slot_deletes(self.state, qpn))
+
+    def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
+        """Retire or restore EVs (absolute slots): one batched Write of
+        slot_ev modifies, and ev_slots for a QP with path health."""
+        if self._ev_control is None:
+            self._ev_control = NicEvControl(self.table_writer(), self.state)
+        self._ev_control.push_slots(writes)
+
+
+class NicCounters(NicSlots):
     """What the NIC suites read and change on a P4Runtime NIC (mixed into
     a P4RuntimeTarget)."""
 
     session: Session
-    state: N.NicState
     counter: Callable[[str, int], int]  # the target's (an annotation only)
-    _ev_control: NicEvControl | None = None  # the slots as written since the tables were planned
+
+    def table_writer(self) -> TableWriter:
+        return self.session
 
     def drop_count(self, reason: str) -> int:
         return self.counter(NIC_DROP_COUNTER, enum_members(self.session.switch.p4info, NIC_DROP_ENUM)[reason])
@@ -278,26 +317,6 @@ class NicCounters:
 
     def event_count(self, event: str) -> int:
         return self.counter("nic_events", NIC_EVENTS.index(event))
-
-    def delete_slots(self, qpn: int) -> None:
-        """Take every slot_ev entry of QP `qpn` out (reset puts them back)."""
-        [qp] = [q for q in self.state.qps if q.qpn == qpn]
-        self.session.write([-P.to_p4(N.SlotEv(s, 0)) for s in range(qp.base, qp.base + qp.mask + 1)])
-
-    def rewrite_slots(self, writes: Sequence[tuple[int, int]]) -> None:
-        """Retire or restore EVs (absolute slots): one batched Write of
-        slot_ev modifies, and ev_slots for a QP with path health."""
-        if self._ev_control is None:
-            self._ev_control = NicEvControl(self.session, self.state)
-        control = self._ev_control
-        for qpn, q in control.qp.items():
-            mine = [(s - q.base, ev) for s, ev in writes if q.base <= s <= q.base + q.mask]
-            if qpn in control.slots and mine:
-                control.push(qpn, mine)
-        rest = [(s, ev) for s, ev in writes if not any(
-            q.base <= s <= q.base + q.mask for qpn, q in control.qp.items() if qpn in control.slots)]
-        if rest:
-            self.session.write(slot_updates(rest))
 
 
 # The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;

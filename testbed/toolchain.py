@@ -1,4 +1,5 @@
-"""Find the P4 toolchain: P4C_BM2_SS, SIMPLE_SWITCH_GRPC override PATH."""
+"""Find the P4 toolchain: P4C_BM2_SS, SIMPLE_SWITCH_GRPC, P4TEST, P4C_DPDK,
+DPDK_PIPELINE (with RTE_INSTALL_DIR, the DPDK tree) override PATH."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from control_plane.pipelines import BUILD_DIR
 # Re-exported: the tests and tools find the checkout and the compiled programs through the toolchain.
 from control_plane.pipelines import REPO as REPO
 from control_plane.pipelines import artifacts as artifacts
-from testbed import bmv2_thrift
+from testbed import bmv2_thrift, swx_order, swx_spec
 
 # program name -> main P4 file (relative to the repo, so p4c's output, which
 # records source paths, is the same on every machine).
@@ -45,31 +46,92 @@ def p4c_dpdk() -> str | None:
     return tool("P4C_DPDK", "p4c-dpdk")
 
 
-# Compile-only variants: PNA, checked by p4test (front and mid end) and by
-# p4c-dpdk, the PNA back end.
-CHECK_ONLY = {"nic-pna": "p4src/nic/nic_pna.p4"}
+# PNA programs for DPDK's SWX pipeline: p4c-dpdk writes each a .spec, its
+# BF-RT schema and a file per table with constant entries into
+# bmv2_configs/build/ (`make build`); p4test checks them too.
+SWX_PROGRAMS = {"nic-pna": "p4src/nic/nic_pna.p4", "l2fwd-pna": "p4src/bench/l2fwd_pna.p4"}
 
 
-def check_program(name: str, compiler: str) -> None:
-    """Compile a check-only variant with `compiler` (p4test or p4c-dpdk);
-    raise with the compiler's errors."""
-    if compiler == "p4test":
-        binary, extra = p4test(), []
-    else:
-        binary, extra = p4c_dpdk(), ["--arch", "pna", "-o", os.devnull]
+def check_program(name: str) -> None:
+    """Check a PNA program with p4test (front and mid end); raise with its errors."""
+    binary = p4test()
     if binary is None:
-        raise FileNotFoundError(f"{compiler} not found")
-    # In a folder of its own: p4c-dpdk writes a file per table with constant
-    # entries (the NIC receiver's trailing-ones tables) into its working folder.
-    with tempfile.TemporaryDirectory() as scratch:
-        proc = subprocess.run([binary, *extra, str(REPO / CHECK_ONLY[name])], cwd=scratch, capture_output=True,
-                              text=True)
+        raise FileNotFoundError("p4test not found")
+    proc = subprocess.run([binary, str(REPO / SWX_PROGRAMS[name])], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"{compiler} failed for {name}:\n{proc.stderr}")
+        raise RuntimeError(f"p4test failed for {name}:\n{proc.stderr}")
+
+
+def swx_artifacts(program: str, out_dir: Path = BUILD_DIR) -> tuple[Path, Path, list[Path]]:
+    """(spec, BF-RT schema, constant entries per table) of a PNA program."""
+    return (out_dir / f"{program}.spec", out_dir / f"{program}.bfrt.json",
+            sorted(out_dir.glob(f"{program}.*.entries")))
+
+
+def compile_swx(program: str, out_dir: Path = BUILD_DIR) -> Path:
+    """Compile a PNA program with p4c-dpdk into `out_dir`; its spec. Raise on failure."""
+    compiler = p4c_dpdk()
+    if compiler is None:
+        raise FileNotFoundError("p4c-dpdk not found (PATH or $P4C_DPDK)")
+    spec, bfrt, old = swx_artifacts(program, out_dir)
+    # In a folder of its own: p4c-dpdk writes the constant entries of each
+    # table (`<table>.txtpb`, SWX's table-entry lines) into its working folder.
+    with tempfile.TemporaryDirectory() as scratch:
+        proc = subprocess.run([compiler, "--arch", "pna", "-o", f"{scratch}/out.spec", "--bf-rt-schema",
+                               f"{scratch}/out.bfrt.json", str(REPO / SWX_PROGRAMS[program])],
+                              cwd=scratch, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"p4c-dpdk failed for {program}:\n{proc.stderr}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for f in old:
+            f.unlink()
+        # SWX reaches the first 256 bytes of the metadata only (testbed/swx_spec.py),
+        # and runs packets one at a time only without exact-match tables (testbed/swx_order.py).
+        packed, _ = swx_spec.pack_spec(Path(f"{scratch}/out.spec").read_text())
+        spec.write_text(swx_order.in_arrival_order(packed))
+        shutil.copyfile(f"{scratch}/out.bfrt.json", bfrt)
+        for entries in sorted(Path(scratch).glob("*.txtpb")):
+            shutil.copyfile(entries, out_dir / f"{program}.{entries.stem}.entries")
+    digest_path(program, out_dir).write_text(sources_digest(program) + "\n")
+    return spec
 
 
 def simple_switch_grpc() -> str | None:
     return tool("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")
+
+
+def dpdk_pipeline() -> str | None:
+    return tool("DPDK_PIPELINE", "dpdk-pipeline")
+
+
+def dpdk_tree(app: str | None) -> Path | None:
+    """The DPDK source tree, with its build/, that `pipeline libbuild` compiles
+    a spec's C against: RTE_INSTALL_DIR, else the tree the app was built in
+    (<tree>/build/examples/dpdk-pipeline)."""
+    env = os.environ.get("RTE_INSTALL_DIR")
+    tree = Path(env) if env else Path(app).resolve().parents[2] if app else None
+    return tree if tree is not None and (tree / "build").is_dir() and (tree / "lib" / "pipeline").is_dir() else None
+
+
+def swx_unavailable(program: str = "nic-pna") -> str | None:
+    """Why DPDK's SWX pipeline cannot run `program` here, or None when it can."""
+    app = dpdk_pipeline()
+    if app is None:
+        return "dpdk-pipeline not found (PATH or $DPDK_PIPELINE); see docs/swx.md"
+    if dpdk_tree(app) is None:
+        return (f"no DPDK tree with build/ for 'pipeline libbuild': set RTE_INSTALL_DIR (looked at "
+                f"{os.environ.get('RTE_INSTALL_DIR') or Path(app).resolve().parents[2]})")
+    if shutil.which("gcc") is None:
+        return "gcc not found: 'pipeline libbuild' compiles the spec's C with it"
+    if os.geteuid() != 0:
+        return "SWX tests need root to create TAP devices"
+    if shutil.which("ip") is None:
+        return "iproute2 'ip' command not found"
+    spec, bfrt, _ = swx_artifacts(program)
+    for path in (spec, bfrt):
+        if not path.exists():
+            return f"{path.name} missing: run 'make build' (needs p4c-dpdk)"
+    return stale(program)
 
 
 def bmv2_unavailable() -> str | None:
@@ -90,7 +152,7 @@ def sources_digest(program: str) -> str:
     """SHA-256 over the P4 files a program is compiled from (its folder
     and p4src/include, with the generated `.inc` files they include), so a
     committed JSON can say what it was built from."""
-    main = REPO / PROGRAMS[program]
+    main = REPO / {**PROGRAMS, **SWX_PROGRAMS}[program]
     files = sorted({*main.parent.glob("*.p4"), *main.parent.glob("*.inc"),
                     *(REPO / "p4src" / "include").glob("*.p4")})
     h = hashlib.sha256()
@@ -109,7 +171,8 @@ def stale(program: str, out_dir: Path = BUILD_DIR) -> str | None:
     if not recorded.exists():
         return f"{recorded.name} missing: run 'make build' (needs p4c)"
     if recorded.read_text().strip() != sources_digest(program):
-        return (f"bmv2_configs/build/{program}.json is stale: p4src changed since it was compiled; "
+        what = f"{program}.spec" if program in SWX_PROGRAMS else f"{program}.json"
+        return (f"bmv2_configs/build/{what} is stale: p4src changed since it was compiled; "
                 "run 'make build' where p4c is present")
     return None
 

@@ -26,7 +26,7 @@ def test_switch_p4info_holds_the_controller_tables():
     assert json.loads(blob.read_text())["pipelines"]
 
 
-@pytest.mark.parametrize("program", sorted(toolchain.PROGRAMS))
+@pytest.mark.parametrize("program", sorted([*toolchain.PROGRAMS, *toolchain.SWX_PROGRAMS]))
 def test_committed_build_was_compiled_from_the_p4_sources_as_they_are(program):
     # No p4c needed: the build records a digest of its sources. A P4 edit
     # without 'make build' fails here, where p4c is absent too, rather than
@@ -52,16 +52,28 @@ def test_committed_artifacts_equal_a_fresh_compile(program, tmp_path):
     assert json.loads(fresh_json.read_text()) == json.loads(blob.read_text()), "BMv2 JSON is stale: run 'make build'"
 
 
-@pytest.mark.skipif(toolchain.p4test() is None, reason="p4test not found (PATH or $P4TEST): PNA variant not checked")
-@pytest.mark.parametrize("name", sorted(toolchain.CHECK_ONLY))
-def test_pna_variant_passes_p4test(name):
-    toolchain.check_program(name, "p4test")  # raises with p4c's errors
+@pytest.mark.parametrize("program", sorted(toolchain.SWX_PROGRAMS))
+def test_committed_swx_specs_exist(program):
+    spec, bfrt, _ = toolchain.swx_artifacts(program)
+    assert spec.exists() and bfrt.exists(), f"{spec.name} is not committed: run 'make build' where p4c-dpdk is present"
+
+
+@pytest.mark.skipif(toolchain.p4test() is None, reason="p4test not found (PATH or $P4TEST): PNA programs not checked")
+@pytest.mark.parametrize("name", sorted(toolchain.SWX_PROGRAMS))
+def test_pna_programs_pass_p4test(name):
+    toolchain.check_program(name)  # raises with p4c's errors
 
 
 @pytest.mark.skipif(toolchain.p4c_dpdk() is None, reason="p4c-dpdk not found (PATH or $P4C_DPDK): PNA back end not run")
-@pytest.mark.parametrize("name", sorted(toolchain.CHECK_ONLY))
-def test_pna_variant_compiles_with_the_pna_back_end(name):
-    toolchain.check_program(name, "p4c-dpdk")
+@pytest.mark.parametrize("program", sorted(toolchain.SWX_PROGRAMS))
+def test_committed_swx_spec_equals_a_fresh_compile(program, tmp_path):
+    toolchain.compile_swx(program, tmp_path)
+    fresh, fresh_bfrt, fresh_entries = toolchain.swx_artifacts(program, tmp_path)
+    spec, bfrt, entries = toolchain.swx_artifacts(program)
+    assert fresh.read_text() == spec.read_text(), f"{spec.name} is stale: run 'make build' and commit"
+    assert json.loads(fresh_bfrt.read_text()) == json.loads(bfrt.read_text())
+    assert [f.name for f in fresh_entries] == [f.name for f in entries]
+    assert all(a.read_text() == b.read_text() for a, b in zip(fresh_entries, entries, strict=True))
 
 
 def test_switch_sanity_entries_and_model_match_the_unroutable_prefixes():

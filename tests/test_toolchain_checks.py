@@ -1,6 +1,7 @@
 """The toolchain checks a new user meets first: BMv2's Thrift runtime
 (the `thrift` package and BMv2's bm_runtime bindings) missing is reported
-once, with the reason and the fix, and the BMv2 tests skip with it."""
+once, with the reason and the fix, and the BMv2 tests skip with it; so is
+DPDK's SWX app and its tree."""
 
 import sys
 
@@ -68,3 +69,19 @@ def test_bmv2_unavailable_reports_the_thrift_reason(monkeypatch, tmp_path):
     monkeypatch.setenv("SIMPLE_SWITCH_GRPC", _server(tmp_path, True))
     why = toolchain.bmv2_unavailable()
     assert why is not None and "thrift" in why
+
+
+def test_swx_unavailable_names_the_missing_app_then_the_missing_dpdk_tree(monkeypatch, tmp_path):
+    """What the SWX cases skip with: one line each, naming what to set."""
+    monkeypatch.setenv("DPDK_PIPELINE", str(tmp_path / "none"))
+    why = toolchain.swx_unavailable()
+    assert why is not None and why.startswith("dpdk-pipeline not found (PATH or $DPDK_PIPELINE)") and "\n" not in why
+    app = tmp_path / "dpdk" / "build" / "examples" / "dpdk-pipeline"
+    app.parent.mkdir(parents=True)
+    app.write_text("#!/bin/sh\n")
+    app.chmod(0o755)
+    monkeypatch.setenv("DPDK_PIPELINE", str(app))
+    monkeypatch.delenv("RTE_INSTALL_DIR", raising=False)
+    why = toolchain.swx_unavailable()
+    assert why is not None and why.startswith("no DPDK tree with build/ for 'pipeline libbuild': set RTE_INSTALL_DIR")
+    assert str(tmp_path / "dpdk") in why

@@ -1,7 +1,7 @@
 // Every difference between P4 targets lives here (DASH style). The stage
 // files use only these names, so a PNA (or, later, TNA) build swaps this
 // header and the top file, not the pipeline. Select with -DTARGET_V1MODEL
-// (BMv2, the default), -DTARGET_PNA (compile-only NIC variant) or
+// (BMv2, the default), -DTARGET_PNA (the NIC on DPDK's SWX pipeline) or
 // -DTARGET_TNA (the switch on Tofino 1, p4src/switch/switch_tna.p4).
 #ifndef MRC_TARGET_P4
 #define MRC_TARGET_P4
@@ -31,6 +31,14 @@ typedef bit<19>  qdepth_t;       // eg_intr_md.enq_qdepth width (cells)
 #elif defined(TARGET_PNA)
 #include <pna.p4>
 
+// PNA, run on DPDK's SWX pipeline (p4c-dpdk; docs/nic.md "The NIC on SWX").
+// SWX sends a packet once per pass and copies it only as it leaves (a
+// mirror session, which may cut it): nic_pna.p4 makes the host's copies and
+// cuts what the NIC builds that way, over two passes where v1model clones
+// in ingress and truncates; so here truncate, mirror and digest record
+// nothing (the top reads meta.send, meta.host_copy, meta.tx_done and
+// meta.ev_digest) and drop leaves the packet to the top, which drops it
+// after its own accounting.
 typedef PortId_t port_t;
 #define PORT_CONST(n)     ((port_t)(PortIdUint_t)(n))
 #define PARSER_PARAMS(H, M)   packet_in pkt, out H hdr, inout M meta, in pna_main_parser_input_metadata_t istd
@@ -38,26 +46,36 @@ typedef PortId_t port_t;
 #define DEPARSER_PARAMS(H, M) packet_out pkt, in H hdr, in M meta, in pna_main_output_metadata_t ostd
 #define STD_META   istd
 #define IN_PORT    istd.input_port
+// The parser's side: PNA's direction (the test bed writes each port's:
+// p4c-dpdk 1.2.5.16 never sets the parser's input_port); a packet back for
+// its second pass left the first with its outer header on.
+#define FIRST_PASS         ((PassNumberUint_t)istd.pass == 0)
+#define FROM_HOST_SIDE     (istd.direction == PNA_Direction_t.HOST_TO_NET && FIRST_PASS)
+#define SECOND_PASS        ((PassNumberUint_t)istd.pass != 0)
 #define PARSER_ERR istd.parser_error
 #define SEND_TO(p)        send_to_port(p)
-#define DROP()            drop_packet()
-// PNA has no truncate: a NACK built by this variant keeps the stub's payload.
+#define DROP()
 #define TRUNCATE(n)
-#define MIRROR_TO(s)      mirror_packet((MirrorSlotId_t)8w0, (MirrorSessionId_t)(MirrorSessionIdUint_t)(s))
-// A mirror that keeps metadata field list 1 (no egress here: the same mirror).
-#define MIRROR_KEEP(s)    MIRROR_TO(s)
-// Bytes of the frame as it arrived: PNA gives no length, so the receiver
-// counts a data packet's payload from its IPv6 payload length.
-#define FRAME_BYTES       ((bit<32>)hdr.outer.payload_len + 14 + 40)
-#define REGISTER(T, N)    Register<T, bit<32>>(N)
-// PNA packs a digest in the main deparser (nic_pna.p4's): here nothing.
+#define MIRROR_TO(s)
+#define MIRROR_KEEP(s)
 #define SEND_DIGEST(T, v)
+// PNA gives no frame length: a data packet's payload is counted from its
+// outer IPv6 payload length, a host's frame from its IPv6 payload length.
+#define FRAME_BYTES       ((bit<32>)hdr.outer.payload_len + 14 + 40)
+#define COUNT_FRAME(c, i)      c.count(i, (bit<32>)hdr.inner.payload_len + 14 + 40)
+// DPDK 24.11 drops the register array of a regadd whose index and value are
+// both immediates (lib/pipeline: REGADD_RII and REGWR_RII never set
+// regarray_id: the count lands in the first array): a counter's constant
+// index is offset by meta.pna.index_base (0, set only by nic_pna.p4's
+// fresh_meta action, so p4c-dpdk cannot fold it into an immediate).
+#define COUNT_AT(c, i)         c.count((i) + (bit<32>)meta.pna.index_base)
+#define COUNT_FRAME_DIRECT(c)  c.count((bit<32>)hdr.inner.payload_len + 14 + 40)
+#define REGISTER(T, N)    Register<T, bit<32>>(N)
 #define REG_READ(r, dst, i)  dst = r.read(i)
 #define REG_WRITE(r, i, v)   r.write(i, v)
 #define COUNTER_PACKETS(N)       Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
-// p4c-dpdk wants the packet length for byte counts: PNA counts packets only.
-#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS)
-#define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS)
+#define COUNTER_PACKETS_BYTES(N) Counter<bit<64>, bit<32>>(N, PNA_CounterType_t.PACKETS_AND_BYTES)
+#define DIRECT_COUNTER_PACKETS_BYTES DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS_AND_BYTES)
 #define DIRECT_COUNTER_PACKETS       DirectCounter<bit<64>>(PNA_CounterType_t.PACKETS)
 #define DIRECT_COUNTERS   pna_direct_counter
 #define NUM_PORTS  512
@@ -74,6 +92,8 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define STD_META_T standard_metadata_t
 #define STD_META   sm
 #define IN_PORT    sm.ingress_port
+#define FROM_HOST_SIDE     (sm.ingress_port == HOST_PORT)
+#define SECOND_PASS        false
 #define OUT_PORT   sm.egress_spec
 #define EG_PORT    sm.egress_port
 #define PARSER_ERR sm.parser_error
@@ -83,6 +103,9 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define MIRROR_TO(s)      clone(CloneType.I2E, s)
 #define MIRROR_KEEP(s)    clone_preserving_field_list(CloneType.I2E, s, 1)
 #define FRAME_BYTES       sm.packet_length
+#define COUNT_FRAME(c, i)      c.count(i)
+#define COUNT_FRAME_DIRECT(c)  c.count()
+#define COUNT_AT(c, i)         c.count(i)
 #define REGISTER(T, N)    register<T>(N)
 #define SEND_DIGEST(T, v)    digest<T>(1, v)
 #define REG_READ(r, dst, i)  r.read(dst, i)

@@ -60,15 +60,17 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         size = EV_SLOTS_TABLE_SIZE;
     }
 
-    // Trailing zeros of the rotated usable bits: trailing ones of their complement.
+    // Trailing zeros of the rotated usable bits: trailing ones of their
+    // complement; and as many bits from bit 0, the slots passed over (from
+    // the table: p4c-dpdk 1.2.5.16 miswired the second use of a computed run).
     bit<64> y = 0;
     bit<7> k = 0;
-    action ones(bit<7> t) { k = t; }
+    action ones(bit<7> t, bit<64> run) { k = t; meta.h.run = run; }
     table first_usable {
         key = { y : ternary @name("word"); }
         actions = { ones; }
         const entries = {
-#define ONES(t) ones(t)
+#define ONES(t) ones(t, (64w1 << t) - 1)
 #include "trailing_ones.inc"
 #undef ONES
         }
@@ -128,17 +130,21 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             if (c[7:0] & 0x7F < meta.h.min_active) {
                 usable = ~hard & valid;   // skips are not passed over below the floor
             }
-            bit<8> t = meta.h.turn8 & m8;
-            bit<8> rest = n - t;
+            // The turn and the rest in metadata: p4c-dpdk 1.2.5.16 lowered
+            // n - (turn8 & m8) as n - (n & n).
+            meta.h.turn8 = meta.h.turn8 & m8;
+            meta.h.rest8 = n - meta.h.turn8;
+            bit<8> t = meta.h.turn8;
+            bit<8> rest = meta.h.rest8;
             bit<64> x = ((usable >> t) | (usable << rest)) & valid;
             k = 0;
+            meta.h.run = 0;
             if (x != 0) {
                 y = ~x;
                 first_usable.apply();
             }
             // The slots passed over: turn .. turn + k - 1, wrapping at n.
-            bit<64> run = (64w1 << k) - 1;
-            bit<64> passed = ((run << t) | (run >> rest)) & valid;
+            bit<64> passed = ((meta.h.run << t) | (meta.h.run >> rest)) & valid;
             bit<64> consumed = skip & passed;
             if (consumed != 0) {
                 REG_WRITE(ev_skip, q, skip & ~consumed);

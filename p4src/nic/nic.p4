@@ -21,29 +21,15 @@ control NicNoChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
 control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                   inout STD_META_T STD_META) {
     COUNTER_PACKETS_BYTES(NUM_PORTS) nic_port_tx;
+    HostCopy() host_copy;
 
     apply {
         if (IS_I2E_CLONE) {
+            // The copy for the host that ingress cloned (main.p4's HostCopy).
+            host_copy.apply(hdr, meta);
             if (meta.tx_done == 1) {
-                // The transmit completion (pcie.Host.on_sent): the host's data packet
-                // back to it, the EV the data plane picked in its UDP source port and
-                // flow label, cut to its headers.
-                hdr.udp.src_port = meta.ev[31:16];
-                hdr.inner.flow_label = hdr.inner.flow_label[19:16] ++ meta.ev[15:0];
-                hdr.udp.checksum = 0;
                 TRUNCATE(TX_DONE_BYTES);
-            } else if (meta.host_copy == 1) {
-                // New data the receiver answered: to the host as any
-                // packet received (RFC 6040: outer CE to an ECT inner header).
-                if (hdr.outer.ecn == ECN_CE && hdr.inner.ecn != ECN_NOT_ECT) {
-                    hdr.inner.ecn = ECN_CE;
-                }
-            } else {
-                // Notice to the host: the trimmed packet, decapsulated, with
-                // the trimmed DSCP on its inner header.
-                hdr.inner.dscp = hdr.outer.dscp;
             }
-            hdr.outer.setInvalid();
         }
         nic_port_tx.count((bit<32>)EG_PORT);
     }

@@ -23,10 +23,11 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     REGISTER(bit<32>, RX_REVERSE_REGISTER_SIZE) rx_reverse;
     // New arrivals by how far past the cumulative PSN: index the bit length
     // of the distance (0: in order), as the model's histogram, for any window.
+    // Counted in the table's action: p4c-dpdk 1.2.5.16 folded a variable the
+    // action set into the value it had before the table (always bucket 0).
     COUNTER_PACKETS(RX_REORDER_BUCKETS) rx_reorder;
     bit<24> distance = 0;
-    bit<32> far = 0;
-    action bucket(bit<32> b) { far = b; }
+    action bucket(bit<32> b) { rx_reorder.count(b); }
     table reorder_bucket {
         key = { distance : ternary @name("distance"); }
         actions = { bucket; }
@@ -154,8 +155,7 @@ control RxTrack(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
                     rcvd = rcvd + meta.rx.length;
                     REG_WRITE(rx_rcvd, (bit<32>)meta.rx.index, rcvd);
                     distance = d;
-                    reorder_bucket.apply();
-                    rx_reorder.count(far);
+                    reorder_bucket.apply();   // counts the arrival in its bucket
                     if (!sack) {
                         unacked = unacked + meta.rx.length;
                         if (unacked >= meta.rx.ack_bytes) {
@@ -262,12 +262,17 @@ control RxAnswer(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
         bit<32> arrival = meta.ev;
         if (meta.rx.op == RX_OP_DATA && meta.rx.kind != RX_BEYOND && meta.rx.sack == 1) {
             // ack_psn_offset: the arrival's PSN less cack_psn, clamped to 16 bits.
+            // It fits when its bits 23..15 are all 0 or all 1. (Not `off > 0x7FFF`:
+            // p4c-dpdk 1.2.5.16 dropped that comparison of an expression after `&&`.)
             bit<24> off = hdr.bth.psn - (meta.rx.cum - 1);
+            bit<9> high = off[23:15];
             bit<16> off16 = off[15:0];
-            if (off[23:23] == 0 && off > 0x7FFF) {
-                off16 = 0x7FFF;
-            } else if (off[23:23] == 1 && off < 0xFF8000) {
-                off16 = 0x8000;
+            if (high != 0 && high != 0x1FF) {
+                if (off[23:23] == 0) {
+                    off16 = 0x7FFF;
+                } else {
+                    off16 = 0x8000;
+                }
             }
             bit<2> mark = SETH_M_NONE;
             if (hdr.inner.ecn == ECN_CE) {

@@ -26,6 +26,7 @@
 #define EV_SLOTS_TABLE_SIZE  65536   // ev_slots: (QP, EV) -> its slots, one per slot at most
 #define NIC_WIDE             1       // port_down: one word for the NIC
 #define NUM_EV_EVENT_REASONS 8       // ev_event_reasons: every EVR_* value
+#define EV_RING_SIZE         1024    // PNA (nic_pna.p4): the EV events ring the host reads back, a power of two
 #define RX_REORDER_BUCKETS   25      // rx_reorder: arrivals by the bit length of their distance (the model's histogram)
 
 #endif

@@ -102,6 +102,24 @@ const bit<32> TX_DONE_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + UDP_BYTES + BTH
 const bit<32> DATA_HEADER_BYTES = (bit<32>)(ETH_BYTES + IPV6_BYTES + IPV6_BYTES + UDP_BYTES + BTH_BYTES +
                                             METH_BYTES + RETH_BYTES + ICRC_BYTES);
 
+// What a second pass needs of the data packet a NIC-made reply was made
+// from (PNA: nic_pna.p4 sends the reply with it behind its ICRC, which the
+// mirror session's cut leaves off the wire; never valid on v1model): the
+// fields of its IPv6 and UDP headers the reply rewrites, as they arrived.
+header kept_ip_t {
+    bit<6>  outer_dscp;
+    bit<2>  outer_ecn;
+    bit<6>  dscp;
+    bit<2>  ecn;
+    bit<4>  reserved;
+    bit<20> flow_label;
+    bit<16> payload_len;
+    bit<8>  hop_limit;
+    bit<16> udp_src;
+    bit<16> udp_length;
+    bit<16> udp_checksum;
+}
+
 struct nic_headers_t {
     ethernet_t   ethernet;
     ipv6_split_t outer;
@@ -120,9 +138,18 @@ struct nic_headers_t {
     erth_t       erth;
     eeth_t       eeth;
     icrc_t       icrc;       // emitted only by the packets the NIC builds
+    kept_ip_t    kept_ip;    // PNA's second pass: the data packet's headers (kept_ip_t)
+    bth_t        kept_bth;
+    meth_t       kept_meth;
+    tseth_t      kept_tseth;
+    reth_t       kept_reth;
+    immdt_t      kept_immdt;
 }
 
 // Metadata, by the stage that fills it.
+#ifndef NIC_TOP_METADATA
+#define NIC_TOP_METADATA
+#endif
 
 // The NIC's identity (main.p4's nic_config).
 struct cfg_meta_t {
@@ -186,6 +213,8 @@ struct health_meta_t {
     bit<16>  mask;
     bit<8>   mask8;        // mask and turn in 8 bits: shift amounts (p4c-dpdk's limit)
     bit<8>   turn8;
+    bit<8>   rest8;        // the slots from the turn to the rotation's end
+    bit<64>  run;          // the slots the pick passed over, from bit 0 (first_usable's)
     bit<8>   min_active;
     bit<64>  plane0;
     bit<64>  plane1;
@@ -199,6 +228,7 @@ struct nic_metadata_t {
     bit<1>   drop;
     nic_drop_reason_t drop_reason;
     bit<1>   is_control;   // the parser found a control header (ACK, SACK, NACK, probe, endpoint)
+    bit<1>   bad_version;  // the parser found an IP version other than 6
     // Kept by an ingress clone (field list 1): what egress makes of the copy.
     @field_list(1)
     bit<32>  ev;           // the EV the packet travels on
@@ -213,6 +243,7 @@ struct nic_metadata_t {
     health_meta_t h;
     bit<1>   ev_digest;
     ev_event_t ev_event;
+    NIC_TOP_METADATA      // what a top file keeps of its own (nic_pna.p4: between its two passes)
 }
 
 #endif

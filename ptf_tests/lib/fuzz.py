@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 from control_plane import nic_plan as N
+from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
+from mrc_wire.packet import cut_short
 from ptf_tests.lib import nic_fabric as NF
 from ptf_tests.lib.fabric import T0_PORTS, carrier, frame, sid_dl, sid_t0, sid_t1
 
@@ -82,3 +84,25 @@ def frames(program: str, count: int, seed: int, *, on_wire: bool = True) -> list
         out.append((port, raw[:1514] if on_wire else raw))
     return out
 
+
+
+def nic_reads_past_end(port: int, raw: bytes) -> bool:
+    """Whether the NIC's parser (p4src/nic/parser.p4) would extract a header
+    past the end of `raw` arriving at `port`: Ethernet, then from the host
+    the IPv6 header and, for version 6, what follows it (mrc_wire's
+    cut_short: UDP, the BTH and the MRC headers of its opcode); from the
+    fabric the outer IPv6 header, and for version 6 and next header 41 the
+    same behind it. A P4 parser counts such a frame malformed; SWX reads on
+    into whatever its buffer held (docs/swx.md)."""
+    if len(raw) < ETH_LEN:
+        return True
+    if raw[12:14] != b"\x86\xdd":
+        return False
+    ip = raw[ETH_LEN:]
+    if port != N.HOST_PORT:
+        if len(ip) < IPV6_LEN:
+            return True
+        if ip[0] >> 4 != 6 or ip[6] != IPPROTO_IPV6:
+            return False
+        ip = ip[IPV6_LEN:]
+    return len(ip) < IPV6_LEN or (ip[0] >> 4 == 6 and cut_short(ip))

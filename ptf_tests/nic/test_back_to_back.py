@@ -1,6 +1,6 @@
-"""Two NICs (reference models, and BMv2 where present), plane ports linked
+"""Two NICs (reference models, and BMv2 and SWX where present), plane ports linked
 back to back through a filter that drops every packet carrying one chosen EV. The endpoint model on each
-NIC (its `mrc_wire.pcie.Nic`: the model, or testbed.bmv2_nic on BMv2) exchanges a multi-packet message: it
+NIC (its `mrc_wire.pcie.Nic`: the model, or testbed.bmv2_nic on BMv2 and SWX) exchanges a multi-packet message: it
 completes, the EV is retired (ASSUMED_BAD) and replaced in the NIC's slot table by an EV of its plane, and
 the EV the endpoint learned for each data packet (the NIC's completions) is the EV the NIC sent it on."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from collections.abc import Callable
 
 import finsy as fy
 import pytest
@@ -23,9 +24,11 @@ from ptf_tests.lib.fabric import TOPO
 from ptf_tests.lib.nic_fabric import PORTS, addr
 from sim_core.realtime import RealClock
 from sim_core.sim import Sim
+from testbed import toolchain
 from testbed.bmv2_nic import Bmv2Nic
 from testbed.links import Link
-from testbed.settle import Settler, nic_progress
+from testbed.settle import Progress, Settler, nic_progress
+from testbed.swx_nic import SwxNic, SwxNicDevice
 from testbed.targets import NicBmv2Target
 from tests.support.app import Recorder
 
@@ -113,6 +116,46 @@ def on_models(bad: int) -> tuple[Run, EvProfile]:
     return run, pa
 
 
+PLANES = [N.plane_port(p) for p in range(TOPO.planes)]
+
+
+def _exchange(run: Run, nics: dict[int, Bmv2Nic], link: Link, pa: EvProfile, pb: EvProfile,
+              progress: dict[int, Callable[[], Progress]]) -> Endpoint:
+    """A's message to B through two device NICs (`progress`: each one's
+    counts over all its ports) and the relay; A's endpoint. Frames sent
+    just before the sender goes idle may still be in a device: the run ends
+    once each NIC has finished with everything it was given, the relay has
+    read all it sent on its planes and the host all it sent on the host
+    port (completions too), counted from before the first frame."""
+    def poll(timeout: float) -> None:
+        nics[A_NIC].poll(timeout / 2)
+        nics[B_NIC].poll(timeout / 2)
+
+    def read(n: int, side: str) -> int:
+        nics[n].poll()  # the host takes what reached it while the settler waits
+        return link.read_from[side] + nics[n].read
+
+    clock = RealClock(poll)
+    sides = {A_NIC: "a", B_NIC: "b"}
+    settlers = {n: Settler(nics[n].name, progress[n], lambda n=n, side=side: read(n, side))
+                for n, side in sides.items()}
+    eps = _endpoints(clock, nics[A_NIC], nics[B_NIC], run, pa, pb)
+    link.start()
+    try:
+        eps[A_NIC].send_message(A_QPN, DATA)
+        clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
+        for n, settler in settlers.items():
+            settler.sent = nics[n].posted + link.forwarded_to[sides[n]]
+            settler.wait()
+        poll(0.1)
+    finally:
+        link.stop()
+    run.seen, run.dropped, run.used = link.seen, link.dropped, link.data_from.get("a", Counter())
+    run.stats = eps[A_NIC].stats
+    run.learned = eps[A_NIC].qps[A_QPN].ev_tx
+    return eps[A_NIC]
+
+
 def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
     """Two simple_switch_grpc NICs, plane ports joined by a filtering relay."""
     reason = bmv2_skip_reason("nic")
@@ -120,60 +163,60 @@ def on_bmv2(bad: int) -> tuple[Run, EvProfile]:
         pytest.skip(f"BMv2: {reason}")
     pa, pb = _profiles()
     run = Run()
-    targets: list[NicBmv2Target] = []
+    targets: dict[int, NicBmv2Target] = {}
     nics: dict[int, Bmv2Nic] = {}
     try:
         for n in (A_NIC, B_NIC):
-            t = NicBmv2Target(N.nic_state(TOPO, n), PORTS)
-            targets.append(t)
+            t = targets[n] = NicBmv2Target(N.nic_state(TOPO, n), PORTS)
             t.dataplane.kill()  # the host port is the NIC's driver's (Bmv2Nic), the planes the relay's
             nics[n] = Bmv2Nic(t.state.name, ipaddress.IPv6Address(addr(n)).packed, t.session, t.bmv2.runtime(),
                               t.bmv2.host_iface(N.HOST_PORT))
-        ta, tb = targets
-        link = Link([(ta.bmv2.host_iface(N.plane_port(p)), tb.bmv2.host_iface(N.plane_port(p)))
-                     for p in range(TOPO.planes)], drop_ev=bad)
-
-        def poll(timeout: float) -> None:
-            nics[A_NIC].poll(timeout / 2)
-            nics[B_NIC].poll(timeout / 2)
-
-        clock = RealClock(poll)
-        eps = _endpoints(clock, nics[A_NIC], nics[B_NIC], run, pa, pb)
-        # Frames sent just before the sender goes idle may still be in BMv2: count once each NIC
-        # has finished with everything it was given, the relay has read all it sent on its planes and
-        # the host all it sent on the host port (completions too), counted from before the first frame.
-        def read(n: int, side: str) -> int:
-            nics[n].poll()  # the host takes what reached it while the settler waits
-            return link.read_from[side] + nics[n].read
-
-        settlers = [(Settler(t.state.name, lambda t=t: nic_progress(t.session, PORTS),
-                             lambda n=n, side=side: read(n, side)), side, n)
-                    for t, side, n in ((ta, "a", A_NIC), (tb, "b", B_NIC))]
-        link.start()
-        try:
-            eps[A_NIC].send_message(A_QPN, DATA)
-            clock.run(until=30e6, stop=lambda: bool(run.got) and eps[A_NIC].idle())
-            for settler, side, n in settlers:
-                settler.sent = nics[n].posted + link.forwarded_to[side]
-                settler.wait()
-            poll(0.1)
-        finally:
-            link.stop()
-        run.seen, run.dropped, run.used = link.seen, link.dropped, link.data_from.get("a", Counter())
+        ta, tb = targets[A_NIC], targets[B_NIC]
+        link = Link([(ta.bmv2.host_iface(p), tb.bmv2.host_iface(p)) for p in PLANES], drop_ev=bad)
+        _exchange(run, nics, link, pa, pb, {n: lambda t=t: nic_progress(t.session, PORTS)
+                                            for n, t in targets.items()})
         run.slots = {e.match["slot"]: e.action.args["ev"] for e in ta.session.read([fy.P4TableEntry("slot_ev")])}
-        run.stats = eps[A_NIC].stats
-        run.learned = eps[A_NIC].qps[A_QPN].ev_tx
         run.counted_bad = ta.ev_count(bad) + tb.ev_count(bad)
         return run, pa
     finally:
         for nic in nics.values():
             nic.close()
-        for t in targets:
+        for t in targets.values():
             t.session.close()
             t.bmv2.stop()
 
 
-@pytest.mark.parametrize("driver", [on_models, on_bmv2], ids=["model", "bmv2"])
+def on_swx(bad: int) -> tuple[Run, EvProfile]:
+    """Two dpdk-pipeline NICs (nic_pna.p4), both apps on core 0 (each
+    polls: the hosts, the relay and the kernel keep the other core), plane
+    ports joined by the same filtering relay; each host's driver is the BMv2
+    NIC's, over SWX's CLI (testbed/swx_nic.py)."""
+    reason = toolchain.swx_unavailable("nic-pna")
+    if reason:
+        pytest.skip(f"SWX: {reason}")
+    pa, pb = _profiles()
+    run = Run()
+    devices: dict[int, SwxNicDevice] = {}
+    nics: dict[int, Bmv2Nic] = {}
+    try:
+        for n in (A_NIC, B_NIC):
+            d = devices[n] = SwxNicDevice(N.nic_state(TOPO, n), PORTS, cpu=0)
+            nics[n] = SwxNic(d.state.name, ipaddress.IPv6Address(addr(n)).packed, d)
+        da, db = devices[A_NIC], devices[B_NIC]
+        link = Link([(da.pipe.iface(p), db.pipe.iface(p)) for p in PLANES], drop_ev=bad)
+        _exchange(run, nics, link, pa, pb, {n: d.progress for n, d in devices.items()})
+        run.slots = {key[0]: args["ev"] for key, args in da.pipe.written("slot_ev")}
+        run.counted_bad = sum(d.pipe.direct("ev_tx_packets", "ev_stats", [bad]) for d in devices.values()
+                              if any(key == (bad,) for key, _ in d.pipe.written("ev_stats")))
+        return run, pa
+    finally:
+        for nic in nics.values():
+            nic.close()
+        for d in devices.values():
+            d.close()
+
+
+@pytest.mark.parametrize("driver", [on_models, on_bmv2, on_swx], ids=["model", "bmv2", "swx"])
 def test_message_completes_while_one_ev_is_black_holed(driver):
     bad = _profiles()[0].home[2]
     run, pa = driver(bad)
