@@ -45,6 +45,7 @@ from control_plane import p4_entities as P
 from control_plane import switch_plan as S
 from control_plane.config import ConfigError, printable, short
 from mrc_wire.constants import MAX_PORTS
+from mrc_wire.entries import EcnStep
 
 
 def cmd_plan(topo: topology.Topology, args: argparse.Namespace) -> int:
@@ -103,6 +104,8 @@ def state_json(state: S.SwitchState) -> dict[str, object]:
             for n in state.neighbours
         },
         "dscp_class": {str(d.dscp): d.cls for d in state.dscp_classes},
+        "ecn_profile": {str(e.cls): {"action": "ecn_step" if isinstance(e, EcnStep) else "ecn_ramp",
+                                     **dataclasses.asdict(e)} for e in state.ecn_profiles},
         "congestion_config": dataclasses.asdict(state.congestion),
     }
 

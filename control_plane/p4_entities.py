@@ -10,7 +10,7 @@ import finsy as fy
 from mrc_wire import entries as E
 
 # Tables the switch plan owns: reconcile reads and diffs exactly these.
-SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class")
+SWITCH_TABLES = ("my_usid", "usid_route", "port_neighbour", "dscp_class", "ecn_profile")
 SWITCH_DEFAULTS = ("congestion_config",)
 NIC_TABLES = ("dest_row", "plane_port", "qp_ev", "slot_ev", "ev_stats", "qp_peer", "ev_slots")
 NIC_DEFAULTS = ("nic_config",)
@@ -41,6 +41,12 @@ def to_p4(entry: object) -> fy.P4TableEntry:  # noqa: C901 (one flat case per en
             )
         case E.DscpClass(dscp, cls):
             return fy.P4TableEntry("dscp_class", match=fy.Match(dscp=dscp), action=fy.Action("set_class", cls=cls))
+        case E.EcnStep(cls, threshold):
+            return fy.P4TableEntry("ecn_profile", match=fy.Match(cls=cls),
+                                   action=fy.Action("ecn_step", threshold=threshold))
+        case E.EcnRamp(cls, kmin, kmax, pmax):
+            return fy.P4TableEntry("ecn_profile", match=fy.Match(cls=cls),
+                                   action=fy.Action("ecn_ramp", kmin=kmin, kmax=kmax, pmax=pmax))
         case E.CongestionConfig(ecn, trim, nbytes, dt, dtl):
             return fy.P4TableEntry(
                 "congestion_config",

@@ -9,9 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from control_plane import addressing as A
-from control_plane.topology import Topology
-from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE
-from mrc_wire.entries import CongestionConfig, DscpClass, MyUsid, PortNeighbour, UsidRoute
+from control_plane.topology import EcnRampProfile, EcnStepProfile, Topology
+from mrc_wire.constants import CLASS_NAMES, CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, RAMP_ONE
+from mrc_wire.entries import (
+    CongestionConfig,
+    DscpClass,
+    EcnProfile,
+    EcnRamp,
+    EcnStep,
+    MyUsid,
+    PortNeighbour,
+    UsidRoute,
+)
 
 
 @dataclass
@@ -23,9 +32,19 @@ class SwitchState:
     routes: list[UsidRoute] = field(default_factory=list)
     neighbours: list[PortNeighbour] = field(default_factory=list)
     dscp_classes: list[DscpClass] = field(default_factory=list)
+    ecn_profiles: list[EcnProfile] = field(default_factory=list)
 
     def entries(self) -> list[object]:
-        return [self.my_usid, *self.routes, *self.neighbours, *self.dscp_classes, self.congestion]
+        return [self.my_usid, *self.routes, *self.neighbours, *self.dscp_classes, *self.ecn_profiles,
+                self.congestion]
+
+
+def ecn_entry(cls: str, p: EcnStepProfile | EcnRampProfile) -> EcnProfile:
+    """A topology's marking profile of class `cls` as its ecn_profile entry
+    (the ramp's probability in units of 1 / RAMP_ONE, rounded, at least 1)."""
+    if isinstance(p, EcnStepProfile):
+        return EcnStep(CLASS_NAMES[cls], p.threshold)
+    return EcnRamp(CLASS_NAMES[cls], p.kmin, p.kmax, max(1, round(p.pmax * RAMP_ONE)))
 
 
 class Planner:
@@ -46,12 +65,13 @@ class Planner:
         self.congestion = CongestionConfig(
             c.ecn_threshold, c.trim_threshold, c.trim_bytes, d["trimmed"], d["trimmed_lasthop"]
         )
+        self.ecn_profiles = [ecn_entry(cls, p) for cls, p in c.ecn_profiles.items()]
         self._t0_routes: dict[int, list[UsidRoute]] = {}
         self._t1_routes: dict[int, list[UsidRoute]] = {}
 
     def _state(self, name: str, sid: int) -> SwitchState:
         return SwitchState(name, sid, MyUsid(A.locator48(self.topo, sid)), replace(self.congestion),
-                           dscp_classes=list(self.classes))
+                           dscp_classes=list(self.classes), ecn_profiles=list(self.ecn_profiles))
 
     def t0_routes(self, plane: int) -> list[UsidRoute]:
         """Every T1 of the plane to its uplink, every downlink uSID to its port."""

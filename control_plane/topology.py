@@ -10,14 +10,14 @@ import ipaddress
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from annotated_types import GroupedMetadata
 from pydantic import BeforeValidator, Field, PlainValidator, StrictInt, ValidationInfo, model_validator
 
 from control_plane import grpc_address
 from control_plane import tls as tls_settings
-from control_plane.config import ConfigError, Int, Model, Name, read_mapping, short, validate
+from control_plane.config import ConfigError, Int, Model, Name, Num, read_mapping, short, validate
 from mrc_wire.constants import (
     CONGESTION_DEFAULTS,
     DSCP_DEFAULTS,
@@ -51,6 +51,45 @@ class Device:
     tls: tls_settings.TlsSettings | None = None  # None: plaintext (control_plane/tls.py)
 
 
+DEPTH_MAX = 2**19 - 1  # a queue depth in the switch program (19 bits)
+
+
+class EcnStepProfile(Model):
+    """A class marked from `threshold` packets queued (a step)."""
+
+    threshold: Annotated[int, Int(0, DEPTH_MAX, "queue depth (packets) from which the class is ECN-marked")]
+
+
+class EcnRampProfile(Model):
+    """A class marked by WRED: probability 0 up to `kmin` packets queued,
+    rising linearly to `pmax` at `kmax`, 1 above (DESIGN.md section 4)."""
+
+    kmin: Annotated[int, Int(0, DEPTH_MAX - 1, "packets queued up to which nothing is marked")]
+    kmax: Annotated[int, Int(1, DEPTH_MAX, "packets queued at which the probability reaches pmax; 1 above")]
+    pmax: Annotated[float, Num(0, 1, "marking probability at kmax (to 1/65536)", above=True)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EcnRampProfile:
+        if self.kmin >= self.kmax:
+            raise ConfigError("kmax", f"{self.kmax} is not above kmin {self.kmin}")
+        return self
+
+
+def _ecn_profile(raw: Any) -> EcnStepProfile | EcnRampProfile:
+    """A step ({threshold}) or a WRED ramp ({kmin, kmax, pmax}), told apart by its keys."""
+    if isinstance(raw, EcnStepProfile | EcnRampProfile):
+        return raw
+    if isinstance(raw, dict) and "threshold" in raw:
+        return validate(EcnStepProfile, raw)
+    if isinstance(raw, dict) and raw.keys() & {"kmin", "kmax", "pmax"}:
+        return validate(EcnRampProfile, raw)
+    raise ConfigError("", f"expected {{threshold}} (a step) or {{kmin, kmax, pmax}} (WRED), got {short(raw)}")
+
+
+EcnProfileField = Annotated[EcnStepProfile | EcnRampProfile,
+                            BeforeValidator(_ecn_profile, json_schema_input_type=EcnStepProfile | EcnRampProfile)]
+
+
 class Congestion(Model):
     ecn_threshold: Annotated[int, Int(0, 2**19 - 1, "queue depth (packets) from which data is ECN-marked")] = \
         ECN_THRESHOLD
@@ -58,6 +97,10 @@ class Congestion(Model):
         CONGESTION_DEFAULTS["trim_threshold"]
     trim_bytes: Annotated[int, Int(MIN_TRIM_BYTES, 9000, "bytes a trimmed packet keeps")] = \
         CONGESTION_DEFAULTS["trim_bytes"]
+    ecn_profiles: dict[Literal["normal", "trimmable", "priority"], EcnProfileField] = Field(
+        default_factory=dict, description="a marking profile per switch class (normal: data not trimmed, as "
+        "RoCE's; trimmable: MRC's data; priority: control and trimmed stubs), as switch queues are configured "
+        "per class; a class without one is marked from ecn_threshold")
 
 
 DscpValue = Annotated[int, Int(0, 63)]
@@ -223,6 +266,10 @@ class Topology(Model):
     usid_block: Annotated[ipaddress.IPv6Network, _Prefix(32)] = ipaddress.IPv6Network("fcbb:bb00::/32")
     nic_prefix: Annotated[ipaddress.IPv6Network, _Prefix(64)] = ipaddress.IPv6Network("fd00:0:0:1::/64")
     congestion: Congestion = Congestion()
+    switching: Literal["store_and_forward", "cut_through"] = Field(
+        "store_and_forward", description="how the timed fabric's switches forward: cut_through sends a frame on "
+        "as it arrives when its ingress and egress run at one speed and the egress is idle (store-and-forward "
+        "otherwise), as the paper's clusters' switches do")
     dscp: Annotated[dict[str, int], BeforeValidator(_dscp, json_schema_input_type=Dscp)] = Dscp().model_dump()
     devices: Annotated[dict[str, Device], BeforeValidator(_devices, json_schema_input_type=list[DeviceEntry])] = {}
 

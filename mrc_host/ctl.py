@@ -579,7 +579,7 @@ class MrcCtl:
         backups: dict[int, list[int]] = {}
         for e in spares:
             backups.setdefault(ev_plane(e), []).append(e)
-        prof = host_ev.EvProfile(home, backups, restore_after=p.vendor.restore_after,
+        prof = host_ev.EvProfile(home, backups, restore_after=p.vendor.restore_after, damping=p.vendor.damping,
                                  min_active=p.min_active if p.min_active is not None else 1,
                                  enabled=p.vendor.ev_state, ecn_swap=p.vendor.ecn_swap,
                                  health=p.vendor.health and len(home) <= EV_HEALTH_SLOTS)

@@ -272,7 +272,7 @@ class Endpoint(W.PacketHost):
         """Apply an EV event and push the slot rewrites it caused."""
         if event is EvEvent.LOSS and "ev_retire" in self.ablate:
             return
-        qp.profile.event(ev, event)
+        qp.profile.event(ev, event, self.sim.now)
         self._push_slots(qp)
 
     def push_slots(self, qpn: int) -> None:

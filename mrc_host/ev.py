@@ -57,6 +57,39 @@ def make_ev(plane: int, spine: int, salt: int = 0) -> int:
 # Good probes in a row needed to restore an EV. A module constant: a compiled class's
 # attribute default read on the class is a descriptor, not the number.
 RESTORE_AFTER: Final = 3
+# Damping's defaults (Damping says why).
+MAX_DOUBLINGS: Final = 5
+DOWN_AFTER: Final = 3
+
+
+@dataclass(frozen=True)
+class Damping:
+    """How a profile tells a lossy EV from a path that came back (DESIGN.md
+    section 7), as route and interface damping does (RFC 2439; BFD's
+    detection rule, RFC 5880 section 6.8.4):
+
+    - A strike for each failure of an EV within its probation, the time
+      it was last out (a path that cannot stay up as long as it was down
+      is flapping), and for each probe lost after the EV's path answered
+      since it was retired (it came back and failed again). Each strike
+      doubles the good probes in a row its restoration needs (restore_after
+      x 2^strikes), at most `max_doublings` times; each probation spent up
+      forgives one. No constant sets the probation: it is the EV's own
+      last outage.
+    - A link that went down and came back is restored at once: after
+      `down_after` probes lost in a row with none answered since the EV was
+      retired (BFD declares a session down after its detect multiplier,
+      3 by default, of packets missed), the first answered probe restores
+      it, unless it has strikes (a damped EV is not let back early).
+    - A port status update restores the EVs of a plane at once
+      (plane_up).
+
+    `max_doublings` 5: a flapping EV needs at most 96 good probes in a row
+    (a path losing 20% passes that once in 2 x 10^9 tries); 0 switches
+    damping off. `down_after` 0 switches the link-down fast path off."""
+
+    max_doublings: int = MAX_DOUBLINGS
+    down_after: int = DOWN_AFTER
 
 
 def _bits_of(evs: list[int]) -> dict[int, int]:
@@ -120,6 +153,7 @@ class EvProfile:
     # bad (`bad_slots`, the host's register word); it never moves a slot to
     # another plane (the data plane's plane bits stay true).
     health: bool = False
+    damping: Damping = field(default_factory=Damping)
 
     slots: list[int] = field(default_factory=list)
     # EV -> the slots holding it, a bit per slot (absent: none), kept by
@@ -139,6 +173,15 @@ class EvProfile:
     slot_writes: list[tuple[int, int]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     bad: set[int] = field(default_factory=set)  # EVs ASSUMED_BAD (probed in the background)
+    # Damping (`damping`): an EV's strikes, when it was last retired and
+    # restored, how long it was last out (its probation), probes lost in a
+    # row while out, and the EVs whose path answered since their retirement.
+    strikes: Counter[int] = field(default_factory=Counter)
+    retired_at: dict[int, float] = field(default_factory=dict)
+    restored_at: dict[int, float] = field(default_factory=dict)
+    probation: dict[int, float] = field(default_factory=dict)
+    probes_lost: Counter[int] = field(default_factory=Counter)
+    answered: set[int] = field(default_factory=set)
     bad_slots: int = 0  # health mode: the slots the data plane passes over as assumed bad (bit s: slot s)
     watcher: Watcher | None = None  # told of each state change (the controller's EV events), if any
     _planes: dict[int, list[int]] = field(default_factory=dict)  # on_plane's answers, for _planes_of EVs
@@ -217,8 +260,8 @@ class EvProfile:
             if self.clock is not None:
                 self.times.append(self.clock())
 
-    def event(self, ev: int, event: EvEvent) -> None:
-        """Apply an EV event (DESIGN.md section 7)."""
+    def event(self, ev: int, event: EvEvent, now: float = 0.0) -> None:
+        """Apply an EV event (DESIGN.md section 7) that happened at `now` (µs)."""
         st = self.state.get(ev)
         if st is None or not self.enabled:
             return  # not an EV of this profile, or EV state switched off
@@ -233,18 +276,51 @@ class EvProfile:
             self._vacate(ev)  # the data plane skips it by a rewrite for one rotation
             self.skip_until[ev] = self.turns + len(self.slots)
         elif event is EvEvent.LOSS and st in (EvState.GOOD, EvState.SKIP):
+            self._on_probation(ev, now)
             self._set(ev, event, EvState.ASSUMED_BAD)
             self.good_probes[ev] = 0
+            self.retired_at[ev], self.probes_lost[ev] = now, 0
+            self.answered.discard(ev)
             self._vacate(ev)
         elif event is EvEvent.PROBE_OK and st is EvState.ASSUMED_BAD:
             self.good_probes[ev] += 1
-            if self.good_probes[ev] >= self.restore_after:
+            came_back = self._link_came_back(ev)
+            self.answered.add(ev)
+            self.probes_lost[ev] = 0
+            if came_back or self.good_probes[ev] >= self.restore_after << self.strikes[ev]:
                 self._set(ev, event, EvState.GOOD)
+                self.restored_at[ev] = now
+                self.probation[ev] = now - self.retired_at.get(ev, now)
                 self._return_home(ev)
         elif event is EvEvent.PROBE_LOST and st is EvState.ASSUMED_BAD:
+            if ev in self.answered and self.good_probes[ev]:
+                self._strike(ev)  # its path answered, and fails again
             self.good_probes[ev] = 0
+            self.probes_lost[ev] += 1
         # ACK and TRIMMED_LASTHOP leave the state as it is: a last-hop trim
         # says the receiver, not the path, is the bottleneck.
+
+    def _strike(self, ev: int) -> None:
+        if self.strikes[ev] < self.damping.max_doublings:
+            self.strikes[ev] += 1
+
+    def _on_probation(self, ev: int, now: float) -> None:
+        """`ev` fails at `now`: a strike if within its probation after its
+        last restoration; otherwise one forgiven per probation spent up."""
+        at = self.restored_at.get(ev)
+        if at is None:
+            return
+        up, window = now - at, self.probation.get(ev, 0.0)
+        if up < window:
+            self._strike(ev)
+        elif window > 0 and self.strikes[ev]:
+            self.strikes[ev] = max(0, self.strikes[ev] - int(up // window))
+
+    def _link_came_back(self, ev: int) -> bool:
+        """An answered probe after `down_after` lost in a row and none
+        answered since `ev` was retired: its link went down and is back."""
+        n = self.damping.down_after
+        return n > 0 and not self.strikes[ev] and ev not in self.answered and self.probes_lost[ev] >= n
 
     def _swap(self, ev: int) -> bool:
         """ECN in swap mode: the slots using `ev` take an idle GOOD spare of

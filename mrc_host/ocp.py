@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from mrc_host.ev import Damping
 from mrc_wire.constants import ev_plane
 
 
@@ -219,13 +220,16 @@ class EvVendorCfg:
     slots' health (at most 64 slots); `ecn_swap`: a congestion mark moves
     an EV's slots to an idle spare for good (else it is skipped once);
     `ev_state`: False, events change nothing (oblivious spraying);
-    `restore_after`: good probes in a row that restore an EV."""
+    `restore_after`: good probes in a row that restore an EV; `damping`:
+    how a flapping EV is kept out and a link that came back let in
+    (mrc_host/ev.py, Damping)."""
 
     slots: int = 0
     health: bool = False
     ecn_swap: bool = False
     ev_state: bool = True
     restore_after: int = 3
+    damping: Damping = field(default_factory=Damping)
 
 
 @dataclass

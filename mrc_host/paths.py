@@ -69,9 +69,14 @@ class PathState:
             if p.kind is ProbeKind.PATH:
                 self._event(qp, p.ev, EvEvent.PROBE_LOST)
         waiting = paths.awaiting()
+        # A retired EV is probed every probe interval, answered or not (as BFD
+        # sends its control packets): a path that comes back answers the
+        # first probe after it, not one sent once the last timed out.
+        probed = paths.path_probe_at
         for ev in qp.profile.probing():
-            if ev not in waiting and not self.plane_down(qp, ev_plane(ev)):
+            if now - probed.get(ev, NEVER) >= self.probe_interval and not self.plane_down(qp, ev_plane(ev)):
                 self.send_probe(qp, ev, ProbeKind.PATH)
+                paths.probed_path(ev, now)
         # Reverse set: while data comes in but none goes out, at most one
         # probe per interval per QP (one per stale plane sent 8 a QP on 8
         # planes); with EV state on, arriving data keeps its planes confirmed.
@@ -214,6 +219,8 @@ class PathState:
             return
         qp.rtt_sample(self.sim.now - sent.sent_at)
         if sent.kind is ProbeKind.PATH:
+            for _ in qp.paths.earlier(sent):  # lost, in the order they were sent: before this one's answer
+                self._event(qp, sent.ev, EvEvent.PROBE_LOST)
             self._event(qp, sent.ev, EvEvent.PROBE_OK)
         elif sent.kind is ProbeKind.ENDPOINT:
             self.answers[probe_id] = self.sim.now

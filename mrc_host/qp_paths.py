@@ -30,7 +30,7 @@ class Probe:
 
 
 class QpPaths:
-    __slots__ = ("reverse", "fresh", "probed", "reverse_probe_at", "probes", "peer_down")
+    __slots__ = ("reverse", "fresh", "probed", "reverse_probe_at", "probes", "peer_down", "path_probe_at")
 
     def __init__(self) -> None:
         self.reverse: dict[int, int] = {}  # plane -> the EV this side's control packets use on it
@@ -39,6 +39,7 @@ class QpPaths:
         self.reverse_probe_at = NEVER  # the last reverse-set probe (one per probe interval)
         self.probes: dict[int, Probe] = {}  # probe id -> the probe, until answered or given up
         self.peer_down = 0  # bitmap of the peer's planes whose NIC port is down
+        self.path_probe_at: dict[int, float] = {}  # a retired EV -> when its last path probe was sent
 
     def begin(self, home: Iterable[int], now: float) -> None:
         """The reverse set starts as the first of `home` on each plane, trusted from `now`."""
@@ -64,6 +65,16 @@ class QpPaths:
     def answered(self, probe_id: int) -> Probe | None:
         """The probe `probe_id` is done with (answered, or its deadline passed): it, if it was waiting."""
         return self.probes.pop(probe_id, None)
+
+    def probed_path(self, ev: int, now: float) -> None:
+        self.path_probe_at[ev] = now
+
+    def earlier(self, probe: Probe) -> list[Probe]:
+        """The path probes of `probe`'s EV sent before it and still waiting,
+        given up (a later one was answered: on one path they were lost)."""
+        gone = [pid for pid, p in self.probes.items()
+                if p.kind is ProbeKind.PATH and p.ev == probe.ev and p.sent_at < probe.sent_at]
+        return [self.probes.pop(pid) for pid in gone]
 
     def awaiting(self) -> set[int]:
         """The EVs with a probe waiting for its answer."""

@@ -206,7 +206,7 @@ def explicit_profile(ctl: MrcCtl, pid: int, plan: EvProfile, event_mask: EvState
     evs = [*plan.home, *plan.spares()]
     fmt = stev_format(ctl)
     vendor = EvVendorCfg(slots=len(plan.home), health=plan.health, ecn_swap=plan.ecn_swap, ev_state=plan.enabled,
-                         restore_after=plan.restore_after)
+                         restore_after=plan.restore_after, damping=plan.damping)
     fields = [EvField(21, mask=(1 << 21) - 1, max_val=(1 << 21) - 1), EvField(8, mask=0xFF, max_val=0xFF),
               EvField(3, mask=0b111, max_val=7)]
     ctl.modify_ev_profile(pid, EvProfileAttr(ProfileState.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=fmt,

@@ -51,8 +51,9 @@ from mrc_paper.experiments import (
 from mrc_paper.figures import FIGURES
 from mrc_paper.registry import CLAIMS, EXPERIMENTS, at
 
-# An experiment's runs: its own (label None), then each seeded claim's runs per extra seed ((claim, k)).
-Job = tuple[tuple[str, int] | None, Runs, list[tuple[RunKey, Task]]]
+# An experiment's runs: its own (label None), then the seeded claims' runs per extra seed ((claims, k)): claims
+# of one experiment that repeat the same runs (their seed, variants and transports) share them.
+Job = tuple[tuple[tuple[str, ...], int] | None, Runs, list[tuple[RunKey, Task]]]
 
 
 def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
@@ -62,9 +63,14 @@ def _planned(chosen: list[Experiment]) -> dict[str, list[Job]] | None:
     for exp in chosen:
         try:
             plan[exp.key] = [(None, *tasks(exp))]
+            groups: dict[str, list[Claim]] = {}
             for c in CLAIMS.values():
                 if c.experiment == exp.key and c.seeded:
-                    plan[exp.key] += [((c.id, k), *seed_tasks(exp, c, k)) for k in range(1, c.seeded)]
+                    same = json.dumps([c.vary, c.seeded, c.seed_on, c.seed_transports], sort_keys=True)
+                    groups.setdefault(same, []).append(c)
+            for cs in groups.values():
+                ids = tuple(c.id for c in cs)
+                plan[exp.key] += [((ids, k), *seed_tasks(exp, cs[0], k)) for k in range(1, cs[0].seeded)]
         except ScenarioError as exc:
             exc.report(f"{exp.key}: ")
             return None
@@ -89,7 +95,9 @@ def measure(exp: Experiment, jobs: list[Job], claims: dict[str, Claim] = CLAIMS)
     again: dict[str, list[Held]] = {}
     for label, runs, _ in jobs[1:]:
         assert label is not None
-        again.setdefault(label[0], []).append(exp.measure(reseeded(base, runs)).result(label[0]))
+        other = exp.measure(reseeded(base, runs))
+        for cid in label[0]:
+            again.setdefault(cid, []).append(other.result(cid))
     f.held = [over_seeds(claims[h.claim], h, again[h.claim]) if h.claim in again else h for h in f.held]
     return exp.stamp(f)
 
@@ -240,9 +248,10 @@ def _finish(exp: Experiment, jobs: list[Job], runs: dict[str, Runs], findings: d
     by_variant: dict[Values, list[RunResult]] = {}
     for (vals, _), r in runs[exp.key].results.items():
         by_variant.setdefault(vals, []).append(r)
-    for _, rs, _ in jobs[1:]:  # a seeded claim's runs: the variant's folder names its seed
+    for _, rs, _ in jobs[1:]:  # a seeded claim's runs: the variant's folder names its seeds
         for (vals, _), r in rs.results.items():
-            by_variant.setdefault(vals + (("seed", rs.scenario.seed),), []).append(r)
+            by_variant.setdefault(vals + (("seed", rs.scenario.seed), ("ecmp_seed", rs.scenario.ecmp_seed)),
+                                  []).append(r)
     sweep_out.write([(dict(v), rs) for v, rs in by_variant.items()], out / "runs" / exp.key, figures=False)
     for name, (needs, draw) in FIGURES.items():
         if exp.key in needs and all(k in runs for k in needs):

@@ -90,11 +90,18 @@ def restore_lags(r: RunResult) -> list[float]:
     return lags
 
 
-def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] | None = None) -> str:
+# A path used again later than this many base RTTs after it returns is late: more than a probe interval (2
+# base RTTs by default) and the probe's round trip.
+LATE_RTTS = 5
+
+
+def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] | None = None,
+          rtt: float = float("inf"), swaps: tuple[int, int] = (0, 0)) -> str:
     """What the measurements say when a Fig. 19 claim fails: each part only
     when its number shows it (a stall; healthy EVs retired, by timeouts or
-    not). With neither a stall nor timeouts retiring healthy EVs, the
-    shortfall is the rate on the links left, which they do not explain."""
+    not; ECN swaps after the last return that there were none of before the
+    first cut, `swaps`). With neither a stall nor timeouts retiring healthy
+    EVs, the shortfall is the rate on the links left."""
     parts = [f"goodput stalls for up to {stall:.0f} µs after a cut"] if stall > 0 else []
     if live and timeouts:
         parts.append(f"{live} retirements hit EVs whose paths still work ({timeouts} resends by timeout against "
@@ -104,13 +111,37 @@ def cause(stall: float, live: int, timeouts: int, sacks: int, lags: list[float] 
                      f"({sacks} by SACK)")
     else:
         parts.append(f"no EV on a working path is retired ({timeouts} resends by timeout, {sacks} by SACK)")
-    if lags:
-        parts.append("a path that comes back is used again only when good probes restore its EVs (3 in a row): "
+    if lags and max(lags) > LATE_RTTS * rtt:
+        parts.append("a path that comes back is used again only when good probes restore its EVs: "
                      + ", ".join(f"{x:.0f}" for x in lags) + " µs after it returns, of each phase's "
                      "length, so the phases that gain capacity average below their share")
+    elif lags:
+        parts.append("a path that comes back is used again " + ", ".join(f"{x:.0f}" for x in lags)
+                     + " µs after it returns (its first answered probe), and the rate on the links left still "
+                     "falls short of their share " + _congested(swaps))
     elif not stall and not (live and timeouts):
         parts.append("the rate on the links left falls short of their share (not traced further)")
     return "; ".join(parts)
+
+
+def _congested(swaps: tuple[int, int]) -> str:
+    before, after = swaps
+    if after > before:
+        return (f"with congestion there was none of before the cuts: {after:,} ECN swaps after the last return "
+                f"against {before:,} before the first cut (each puts a spare, of any spine, in a marked EV's slots)")
+    return "(not traced further)"
+
+
+def ecn_swaps(r: RunResult) -> tuple[int, int]:
+    """The traced QP's ECN swaps (a spare taking a marked EV's slots) before
+    the first event and from the last one on."""
+    flow = next(iter(r.timeline.ev_log), None)
+    log = r.timeline.ev_log[flow] if flow is not None else []
+    at = sorted(e.at_us for e in r.scenario.events)
+    if not at:
+        return 0, 0
+    ecn = [t for t, _, what, st in log if what == "ecn" and st == "GOOD"]
+    return sum(1 for t in ecn if t < at[0]), sum(1 for t in ecn if t >= at[-1])
 
 
 def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
@@ -120,7 +151,7 @@ def timeouts_retire_healthy(live: int, timeouts: int) -> bool:
 
 def _cause(r: RunResult) -> str:
     stall, live = _trace(r)
-    return cause(stall, live, r.retx["timeout"], r.retx["sack"], restore_lags(r))
+    return cause(stall, live, r.retx["timeout"], r.retx["sack"], restore_lags(r), r.base_rtt, ecn_swaps(r))
 
 
 def _flat(key: str) -> Callable[[Runs], Finding]:

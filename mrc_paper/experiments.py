@@ -150,10 +150,11 @@ def tasks(exp: Experiment, values: dict[str, Any] | None = None) -> tuple[Runs, 
 
 
 def seed_tasks(exp: Experiment, claim: Claim, k: int) -> tuple[Runs, list[tuple[RunKey, Task]]]:
-    """The runs a seeded claim re-runs with the experiment's seed + k: the
-    variants of `claim.seed_on`, of its transports."""
+    """The runs a seeded claim re-runs with the experiment's seed + k (or
+    its ECMP hash seed + k: `claim.vary`): the variants of
+    `claim.seed_on`, of its transports."""
     base = load(exp)
-    runs, todo = tasks(exp, {"seed": base.seed + k, "sweep": claim.seed_on})
+    runs, todo = tasks(exp, {claim.vary: getattr(base, claim.vary) + k, "sweep": claim.seed_on})
     keep = claim.seed_transports
     return runs, [(key, t) for key, t in todo if not keep or key[1] in keep]
 
@@ -169,18 +170,29 @@ def reseeded(base: Runs, again: Runs) -> Runs:
 
 def over_seeds(claim: Claim, first: Held, others: list[Held]) -> Held:
     """A seeded claim's result: its value's spread over the seeds (min,
-    median, max); held if it holds on every seed."""
+    median, max; over hash seeds every value, sorted); held if it holds on
+    every seed, or, over hash seeds, on most of them."""
     every = [first] + others
     vals = sorted(h.value for h in every if h.value is not None)
     n, ok = len(every), sum(h.ok for h in every)
+    what = "hash seeds" if claim.by_majority else "seeds"
     if len(vals) < n or not all(h.tested for h in every):
-        return Held(claim.id, first.measured + f"; {n - len(vals)} of {n} seeds gave no value", False,
-                    "a seed's run gave the claim no value", first.tested, first.value)
-    spread = f"over {n} seeds: min {vals[0]:.2f}, median {statistics.median(vals):.2f}, max {vals[-1]:.2f}"
-    measured = f"{first.measured} (first seed); {spread}; held on {ok} of {n}"
-    cause = "" if ok == n else f"holds on {ok} of {n} seeds only; " + next(
-        (f"seed + {s}: {h.cause}" for s, h in enumerate(every) if not h.ok), "")
-    return Held(claim.id, measured, ok == n, cause, value=first.value)
+        return Held(claim.id, first.measured + f"; {n - len(vals)} of {n} {what} gave no value", False,
+                    f"a {what[:-1]}'s run gave the claim no value", first.tested, first.value)
+    spread = f"over {n} {what}: min {vals[0]:.2f}, median {statistics.median(vals):.2f}, max {vals[-1]:.2f}"
+    if claim.by_majority:
+        spread += " (" + " ".join(f"{v:.2f}" for v in vals) + ")"
+    held = 2 * ok > n if claim.by_majority else ok == n
+    measured = f"{first.measured} (first {what[:-1]}); {spread}; held on {ok} of {n}"
+    if held:
+        cause = ""
+    elif claim.by_majority:
+        cause = f"holds on {ok} of {n} hash seeds only: the paper's outcome is the minority's; " + next(
+            (f"hash seed + {s}: {h.cause}" for s, h in enumerate(every) if not h.ok), "")
+    else:
+        cause = f"holds on {ok} of {n} seeds only; " + next(
+            (f"seed + {s}: {h.cause}" for s, h in enumerate(every) if not h.ok), "")
+    return Held(claim.id, measured, held, cause, value=first.value)
 
 
 def fill(runs: Runs, todo: list[tuple[RunKey, Task]], results: list[RunResult]) -> Runs:

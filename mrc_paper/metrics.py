@@ -88,14 +88,21 @@ def ev_share(r: RunResult, flow: str, ev: int, t0: float, t1: float) -> float:
     return share_on(r, flow, lambda e: e == ev, t0, t1)
 
 
-def share_on(r: RunResult, flow: str, which: Callable[[int], bool], t0: float, t1: float) -> float:
-    """The share of `flow`'s traced QP's data packets sent in [t0, t1] on
-    the EVs `which` picks."""
+def sent_on(r: RunResult, flow: str, which: Callable[[int], bool], t0: float, t1: float) -> tuple[int, int]:
+    """(on the EVs `which` picks, in all): `flow`'s traced QP's data packets
+    sent in the bins inside [t0, t1]."""
     width = r.timeline.t[0]
     per_ev = r.timeline.ev_tx.get(flow, {})
     inside = [i for i, t in enumerate(r.timeline.t) if t - width >= t0 and t <= t1]
-    total = sum(per_ev[e][i] for e in per_ev for i in inside)
-    return sum(per_ev[e][i] for e in per_ev if which(e) for i in inside) / total if total else float("nan")
+    return (sum(per_ev[e][i] for e in per_ev if which(e) for i in inside),
+            sum(per_ev[e][i] for e in per_ev for i in inside))
+
+
+def share_on(r: RunResult, flow: str, which: Callable[[int], bool], t0: float, t1: float) -> float:
+    """The share of `flow`'s traced QP's data packets sent in [t0, t1] on
+    the EVs `which` picks."""
+    on, total = sent_on(r, flow, which, t0, t1)
+    return on / total if total else float("nan")
 
 
 def us_per_paper_s(sc: Scenario) -> float | None:

@@ -86,15 +86,27 @@ def fig12(runs: Runs) -> Finding:
     f.numbers["takeover"] = takeover
     f.hold("fig13.takeover", f"{takeover:.1%} of them on EV-B", takeover >= TAKEOVER,
            "EV-A keeps the plane's packets")
+    back = [t - loss.at_us for t, ev in M.ev_events(r, flow, "GOOD") if ev == a and t >= loss.at_us]
+    f.numbers["ev_a_back_us"] = back
     f.hold("fig13.stays_out", f"EV-A retired {len(retired)} time(s)", len(retired) == 1,
-           f"EV-A comes back {len(retired) - 1} time(s): the model restores an EV after {RESTORE_PROBES} good "
-           "probes in a row, which a 20% loss allows about half the time, and retires it again at its next loss "
-           "(a few packets later)")
+           _returns(back, [t - loss.at_us for t in retired], r.transport.damping.max_doublings > 0))
     if "oblivious" in runs.transports:
         f.notes.append("Ablation: with EV state off the lossy EV keeps 1/8 of the QP's packets, each fifth one "
                        f"lost and resent: {f.numbers['oblivious_retx']} retransmissions against "
                        f"{f.numbers['mrc_retx']} for MRC.")
     return f
+
+
+def _returns(back: list[float], retired: list[float], damped: bool) -> str:
+    """fig13.stays_out's cause: EV-A's returns and retirements (µs after the loss starts)."""
+    shown = ", ".join(f"{t:.0f}" for t in back[:12]) + (f" ... ({len(back) - 12} more)" if len(back) > 12 else "")
+    out = (f"EV-A comes back {len(back)} time(s), {shown} µs after the loss starts: a restoration needs "
+           f"{RESTORE_PROBES} good probes in a row, which a 20% loss allows about half the time; ")
+    out += ("each failure soon after doubles what the next needs (damping)" if damped
+            else "damping is off (transports[].damping.max_doublings 0)")
+    in_at_end = bool(back) and (not retired or back[-1] > retired[-1])
+    return out + ("; it is in at the end of the run" if in_at_end
+                  else f"; out from {retired[-1]:.0f} µs on" if retired else "")
 
 
 def fig14(runs: Runs) -> Finding:

@@ -157,6 +157,12 @@ UNROUTABLE_PREFIXES = {"unspecified": "::/128", "loopback": "::1/128", "link-loc
 CLASS_NORMAL: Final = 0  # not trimmable: dropped over the limit
 CLASS_TRIMMABLE: Final = 1  # trimmed over the limit
 CLASS_PRIORITY: Final = 2  # control and trimmed stubs: the high-priority queue
+# The classes by the name a topology file gives them (congestion.ecn_profiles).
+CLASS_NAMES: Final = {"normal": CLASS_NORMAL, "trimmable": CLASS_TRIMMABLE, "priority": CLASS_PRIORITY}
+# A WRED ramp's marking probability is a fraction of RAMP_ONE (16 bits: the
+# switch draws a 16-bit random number per packet, p4src/switch/congestion.p4).
+RAMP_BITS: Final = 16
+RAMP_ONE: Final = 1 << RAMP_BITS
 # Ports are 9 bits in v1model; BMv2 reserves 511 as its drop port.
 MAX_PORTS: Final = 512
 

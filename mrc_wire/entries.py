@@ -56,6 +56,32 @@ class CongestionConfig:
                    CONGESTION_DEFAULTS["trim_bytes"], DSCP_DEFAULTS["trimmed"], DSCP_DEFAULTS["trimmed_lasthop"])
 
 
+@dataclass(slots=True)
+class EcnStep:
+    """ecn_profile, action ecn_step: data of class `cls` is marked from
+    `threshold` packets queued (the step congestion_config gives every
+    class without an entry, at a threshold of its own)."""
+
+    cls: int
+    threshold: int
+
+
+@dataclass(slots=True)
+class EcnRamp:
+    """ecn_profile, action ecn_ramp: WRED marking of class `cls` (DESIGN.md
+    section 4): never at `kmin` packets or fewer, with probability
+    pmax / RAMP_ONE * (depth - kmin) / (kmax - kmin) above it, always above
+    `kmax` (pmax in units of 1 / RAMP_ONE, 0 < pmax <= RAMP_ONE; kmin < kmax)."""
+
+    cls: int
+    kmin: int
+    kmax: int
+    pmax: int
+
+
+EcnProfile = EcnStep | EcnRamp
+
+
 # ---- NIC (DESIGN.md section 5) ---------------------------------------------
 @dataclass(slots=True)
 class NicConfig:

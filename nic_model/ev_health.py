@@ -28,6 +28,12 @@ each slot's plane while the data plane runs health).
 What a packet for our sender says of its paths is this stage's too
 (`evidence`): a SACK's congestion mark or a TRIMMED NACK skips the EV
 once, the peer's port status (ERTH) says which of its planes are down.
+A plane the peer's port status says is back is evidence that its paths
+work again: its slots that the host had marked assumed bad are usable at
+once (`bad` cleared for them, DESIGN.md section 7), without waiting for
+the host's write. Which slots are on a plane is known on transmit (the
+QP's plane-bit words); the stage keeps the words of each QP's last pick
+(`planes`) for its receive side.
 
 Every change the data plane makes is an `EvChange` (the P4's digest):
 the controller turns it into mrc_ctl's EV events (control_plane/ev_events.py).
@@ -56,6 +62,7 @@ from mrc_wire.constants import (
 from mrc_wire.entries import EvChange, QpEv, QpPeer
 
 _ONES: Final = (1 << EV_HEALTH_SLOTS) - 1
+_NO_PLANES: Final = (0, 0, 0)  # no pick yet: the words read as every slot on plane 0
 
 
 def trailing_zeros(x: int) -> int:
@@ -82,7 +89,8 @@ def plane_slots(words: tuple[int, int, int], planes: int, valid: int) -> int:
 class EvHealth:
     """The health registers of one NIC and its ev_slots table."""
 
-    __slots__ = ("turns", "skip", "bad", "peer_down", "port_down", "ev_slots", "changes", "keep", "digests")
+    __slots__ = ("turns", "skip", "bad", "peer_down", "port_down", "ev_slots", "changes", "keep", "digests",
+                 "planes")
 
     def __init__(self, keep: bool = True) -> None:
         """`keep` False: no controller reads the digests (the timed fabric,
@@ -95,6 +103,7 @@ class EvHealth:
         self.skip: list[int] = []
         self.bad: list[int] = []
         self.peer_down: list[int] = []
+        self.planes: list[tuple[int, int, int]] = []  # ev_plane0..2: each QP's plane-bit words, as last picked
         self.port_down = 0
         # (QP index, EV) -> slot bits, keyed QP index << 32 | EV (an EV is
         # 32 bits): an int key, hashed with no tuple made per lookup.
@@ -116,6 +125,7 @@ class EvHealth:
             self.skip.append(0)
             self.bad.append(0)
             self.peer_down.append(0)
+            self.planes.append(_NO_PLANES)
 
     def _digest(self, qp_index: int, reason: int, ev: int, slots: int, old: int, new: int, down: int,
                 up: int) -> None:
@@ -133,6 +143,7 @@ class EvHealth:
     def reset(self) -> None:
         for regs in (self.turns, self.skip, self.bad, self.peer_down):
             regs[:] = [0] * len(regs)
+        self.planes[:] = [_NO_PLANES] * len(self.planes)
         self.port_down = 0
 
     # ---- transmit: the rotation's pick ----------------------------------
@@ -143,6 +154,7 @@ class EvHealth:
         if not qp.health:  # the plain rotation
             self.turns[i] = (turn + 1) & 0xFFFF
             return turn & qp.mask
+        self.planes[i] = qp.plane_bits
         slot, self.turns[i] = self._usable(qp, turn)
         return slot
 
@@ -196,11 +208,15 @@ class EvHealth:
             self._digest(qp_index, reason, ev, new, EVS_GOOD, EVS_SKIP, 0, 0)
 
     def port_status(self, qp_index: int, down: int) -> None:
-        """The peer's port status (ERTH): the planes of its ports that are down."""
+        """The peer's port status (ERTH): the planes of its ports that are
+        down. A plane back restores its slots assumed bad at once."""
         old = self.peer_down[qp_index]
         if old != down:
             self.peer_down[qp_index] = down
-            self._digest(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, old & ~down)
+            up = old & ~down
+            if up:
+                self.bad[qp_index] &= ~plane_slots(self.planes[qp_index], up, _ONES)
+            self._digest(qp_index, EVR_PORT_STATUS, 0, 0, 0, 0, down & ~old, up)
 
     # ---- the control plane's side ---------------------------------------
     def forget(self, qp_index: int, slots: list[tuple[int, int]]) -> None:
@@ -208,6 +224,7 @@ class EvHealth:
         self.turns[qp_index] = 0
         if qp_index < len(self.skip):
             self.skip[qp_index] = self.bad[qp_index] = self.peer_down[qp_index] = 0
+            self.planes[qp_index] = _NO_PLANES
         for slot, ev in slots:
             key = qp_index << 32 | ev
             left = self.ev_slots.get(key, 0) & ~(1 << slot)

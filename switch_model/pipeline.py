@@ -20,17 +20,21 @@ at 1,024 NICs, where a switch has a few dozen locators. `cache=False`
 runs every stage for every packet (the fuzz tests hold the two equal).
 The depth source is given at construction: the timed fabric's live
 queues, or a settable table (`set_qdepth`) for tests and the PTF model
-target.
+target. A class with a WRED marking profile (ecn_profile's ecn_ramp)
+draws a 16-bit number per packet in its ramp from the model's own seeded
+random source, as the P4 program draws one from the target's (same
+arithmetic, DESIGN.md section 4).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable
 from typing import Final, final
 
 from mrc_wire import entries as S
-from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE
+from mrc_wire.constants import CLASS_NORMAL, CLASS_PRIORITY, CLASS_TRIMMABLE, ECN_CE, RAMP_BITS
 from mrc_wire.frame import HDRS, Frame, not_ipv6_frame, parse_frame
 
 _UNSPECIFIED: Final = bytes(16)
@@ -129,11 +133,32 @@ class Thresholds:
     """The congestion stage's settings (S.CongestionConfig, the controller's
     entry) as native fields: read on every hop."""
 
-    __slots__ = ("ecn", "trim", "trim_bytes", "dscp_trimmed", "dscp_trimmed_lasthop")
+    __slots__ = ("trim", "trim_bytes", "dscp_trimmed", "dscp_trimmed_lasthop")
 
     def __init__(self, c: S.CongestionConfig):
-        self.ecn, self.trim, self.trim_bytes = c.ecn_threshold, c.trim_threshold, c.trim_bytes
+        self.trim, self.trim_bytes = c.trim_threshold, c.trim_bytes
         self.dscp_trimmed, self.dscp_trimmed_lasthop = c.dscp_trimmed, c.dscp_trimmed_lasthop
+
+
+@final
+class Marker:
+    """One class's ECN marking (ecn_profile; congestion.p4): marked when the
+    depth is above `kmax`, never at `kmin` or below, and in between when a
+    16-bit draw r has r * (kmax - kmin) < pmax * (depth - kmin). A step
+    from threshold T is kmin = kmax = T - 1: nothing lies between."""
+
+    __slots__ = ("kmin", "kmax", "span", "pmax")
+
+    def __init__(self, kmin: int, kmax: int, pmax: int):
+        self.kmin, self.kmax, self.span, self.pmax = kmin, kmax, kmax - kmin, pmax
+
+    @classmethod
+    def step(cls, threshold: int) -> Marker:
+        return cls(threshold - 1, threshold - 1, 0)
+
+    @classmethod
+    def of(cls, e: S.EcnProfile) -> Marker:
+        return cls.step(e.threshold) if isinstance(e, S.EcnStep) else cls(e.kmin, e.kmax, e.pmax)
 
 
 class DepthSource:
@@ -178,8 +203,11 @@ class SwitchModel:
     needs the last hop's marks."""
 
     def __init__(self, name: str = "switch", depth: DepthSource | None = None, *,
-                 mark_last_hop: bool = False, cache: bool = True):
+                 mark_last_hop: bool = False, cache: bool = True, rng: random.Random | None = None):
+        """`rng`: the random source of WRED marking (default: seeded by the name)."""
         self.name = name
+        self.rng = rng if rng is not None else random.Random(name)
+        self.ecn_profiles: dict[int, S.EcnProfile] = {}  # class -> its marking profile (ecn_profile)
         self.my_locators: set[int] = set()
         self.routes: dict[int, int] = {}
         self.neighbours: dict[int, S.PortNeighbour] = {}
@@ -188,6 +216,8 @@ class SwitchModel:
         self._class_of = [CLASS_NORMAL] * 64
         self.congestion = S.CongestionConfig.default()
         self._thresholds = Thresholds(self.congestion)
+        self._markers: list[Marker] = []  # by class (2 bits): a profile's, or the congestion_config step
+        self._mark_by_class()
         self._static: QueueDepths | None = None
         if depth is None:
             depth = self._static = QueueDepths()
@@ -214,12 +244,19 @@ class SwitchModel:
                 self.dscp_class[e.dscp] = e.cls
                 if 0 <= e.dscp < 64:  # another key matches no DSCP, in the dict as in the P4's exact table
                     self._class_of[e.dscp] = e.cls
+            elif isinstance(e, (S.EcnStep, S.EcnRamp)):
+                self.ecn_profiles[e.cls] = e
             elif isinstance(e, S.CongestionConfig):
                 self.congestion = e
                 self._thresholds = Thresholds(e)
             else:
                 raise TypeError(f"not a switch table entry: {e!r}")
         self._routes.clear()  # decided from the tables: decide again
+        self._mark_by_class()
+
+    def _mark_by_class(self) -> None:
+        step = Marker.step(self.congestion.ecn_threshold)
+        self._markers = [Marker.of(p) if (p := self.ecn_profiles.get(c)) is not None else step for c in range(4)]
 
     def uninstall(self, entries: Iterable[object]) -> None:
         """Delete entries by their key, as a P4Runtime delete would."""
@@ -234,9 +271,12 @@ class SwitchModel:
                 self.dscp_class.pop(e.dscp, None)
                 if 0 <= e.dscp < 64:
                     self._class_of[e.dscp] = CLASS_NORMAL
+            elif isinstance(e, (S.EcnStep, S.EcnRamp)):
+                self.ecn_profiles.pop(e.cls, None)
             else:
                 raise TypeError(f"not a deletable switch table entry: {e!r}")
         self._routes.clear()
+        self._mark_by_class()
 
     def set_qdepth(self, port: int, depth: int) -> None:
         """The data-queue depth (packets) the next decision on `port` sees
@@ -369,10 +409,12 @@ class SwitchModel:
         assert q is not None  # a route has its port's queue
         depth = q.depth()
         dscp, ecn = f.tc >> 2, f.tc & 3
-        if ecn != 0 and depth >= c.ecn and (not d.host_facing or self.mark_last_hop):
+        cls = self._class_of[dscp]
+        m = self._markers[cls]
+        if ecn != 0 and depth > m.kmin and (not d.host_facing or self.mark_last_hop) and (
+                depth > m.kmax or self.rng.getrandbits(RAMP_BITS) * m.span < m.pmax * (depth - m.kmin)):
             ecn = ECN_CE
             self.events["ecn_marked"] += 1
-        cls = self._class_of[dscp]
         high = cls == CLASS_PRIORITY
         inner, pad, plen = f.inner, f.pad, f.plen
         if not high and depth >= c.trim:

@@ -14,7 +14,7 @@ import ptf.dataplane
 from control_plane import nic_plan as N
 from control_plane import switch_plan as S
 from mrc_wire.constants import NIC_EVENTS
-from mrc_wire.entries import CongestionConfig, EvChange
+from mrc_wire.entries import CongestionConfig, EcnProfile, EvChange
 from nic_model.nic_pipeline import NicModel
 from switch_model.pipeline import SwitchModel
 
@@ -78,6 +78,14 @@ class SwitchModelTarget(ModelTarget):
 
     def set_congestion(self, cfg: CongestionConfig) -> None:
         self.model.install([cfg])
+
+    def set_ecn_profile(self, profile: EcnProfile) -> None:
+        self.model.install([profile])
+
+    def at_depth(self, port: int, depth: int, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """Each frame decided with `port`'s data queue `depth` deep; what came out."""
+        self.set_qdepth(port, depth)
+        return self.burst(frames)
 
     def drop_count(self, reason: str) -> int:
         return self.model.drops[reason]

@@ -28,7 +28,7 @@ from control_plane.ev_events import DigestListener
 from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
-from mrc_wire.entries import CongestionConfig, EvChange
+from mrc_wire.entries import CongestionConfig, EcnProfile, EvChange
 from testbed.bmv2 import start_with_tables
 from testbed.links import MAX_FRAME
 from testbed.settle import SETTLE_TIMEOUT, Settler, nic_progress, switch_progress
@@ -182,6 +182,14 @@ class SwitchCounters:
     def set_congestion(self, cfg: CongestionConfig) -> None:
         self.session.write([~P.to_p4(cfg)])
 
+    def set_ecn_profile(self, profile: EcnProfile) -> None:
+        """Write the marking profile of class `profile.cls` (ecn_profile);
+        reset puts the planned ones back."""
+        self.tables_dirty = True
+        ent = P.to_p4(profile)
+        planned = any(e.cls == profile.cls for e in self.state.ecn_profiles)
+        self.session.write([~ent if planned else +ent])
+
     def drop_count(self, reason: str) -> int:
         return read_drops(self.session)[reason]
 
@@ -227,6 +235,20 @@ class SwitchBmv2Target(SwitchCounters, Bmv2Target):
         # PI has no P4Runtime register writes: BMv2's Thrift runtime does it.
         self.bmv2.runtime().register_write("port_qdepth", port, depth)
         self.dirty_ports.add(port)
+
+    def at_depth(self, port: int, depth: int, frames: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """Send each (in port, frame) with `port`'s data queue `depth` deep
+        when it is decided, and return what came out. One at a time: each
+        frame's egress writes the depth it really met into port_qdepth, so
+        the depth is set again before the next and that one waits till
+        the one before has left."""
+        assert self.settler is not None
+        for in_port, frame in frames:
+            self.set_qdepth(port, depth)
+            self.dataplane.send(0, in_port, frame)
+            self.settler.sent += 1
+            self.settler.wait()
+        return drain(self.dataplane)
 
     def reset(self) -> None:
         """Between tests: empty queues, zero depths set by a test, planned config."""
@@ -300,7 +322,7 @@ class NicCounters(NicSlots):
 # The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;
 # and path health's (p4src/nic/ev_health.p4): none of the last's skips, bad slots or ports down.
 RX_REGISTERS = ("rx_cum", "rx_word", "rx_unacked", "rx_rcvd", "rx_ooo", "rx_reverse")
-HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down")
+HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down", "ev_plane0", "ev_plane1", "ev_plane2")
 
 
 class NicBmv2Target(NicCounters, Bmv2Target):
@@ -377,8 +399,15 @@ def settled_burst(dp: ptf.dataplane.DataPlane, frames: list[tuple[int, bytes]], 
             dp.send(0, port, frame)
             settler.sent += 1
         settler.wait()
-        while isinstance(res := dp.poll(device_number=0, timeout=SETTLED_NEGATIVE_TIMEOUT), dp.PollSuccess):
-            out.append((res.port, bytes(res.packet)))
+        out += drain(dp)
+    return out
+
+
+def drain(dp: ptf.dataplane.DataPlane) -> list[tuple[int, bytes]]:
+    """Every frame in ptf's queues (a settled device has nothing more in flight)."""
+    out: list[tuple[int, bytes]] = []
+    while isinstance(res := dp.poll(device_number=0, timeout=SETTLED_NEGATIVE_TIMEOUT), dp.PollSuccess):
+        out.append((res.port, bytes(res.packet)))
     return out
 
 

@@ -48,6 +48,8 @@ def test_nic_plane_port_macs_and_source_address_halves():
 @pytest.mark.parametrize("entry, action, params", [
     (E.UsidRoute(0xFCBB_BB00_4001, 7), "set_port", {"port": 7}),
     (E.DscpClass(46, 2), "set_class", {"cls": 2}),
+    (E.EcnStep(1, 5), "ecn_step", {"threshold": 5}),
+    (E.EcnRamp(0, 1, 47, 655), "ecn_ramp", {"kmin": 1, "kmax": 47, "pmax": 655}),
     (E.CongestionConfig(64, 128, 256, 16, 18), "set_congestion",
      {"ecn_threshold": 64, "trim_threshold": 128, "trim_bytes": 256, "dscp_trimmed": 16, "dscp_trimmed_lasthop": 18}),
 ])

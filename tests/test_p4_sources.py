@@ -96,7 +96,7 @@ def test_tofino_initialises_every_metadata_field_once_in_order():
     types = (P4 / "switch" / "types.p4").read_text()
     [struct] = re.findall(r"struct metadata_t \{(.*?)\n\}", types, re.S)
     fields = re.findall(r"^\s+\w+(?:<\d+>)?\s+(\w+);", struct, re.M)
-    assert len(fields) == 21
+    assert len(fields) == 24
     tna = (P4 / "switch" / "switch_tna.p4").read_text()
     init = re.search(r"parser MetadataInit\(out metadata_t meta\) \{(.*?)transition accept;", tna, re.S)
     assert init, "switch_tna.p4 has no MetadataInit parser"

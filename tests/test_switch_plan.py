@@ -7,9 +7,12 @@ from scapy.layers.l2 import Ether
 from control_plane import addressing as A
 from control_plane import switch_plan as S
 from control_plane import topology
+from mrc_wire.constants import CLASS_NORMAL, CLASS_TRIMMABLE
+from mrc_wire.entries import EcnRamp, EcnStep
 from switch_model.pipeline import SwitchModel
 
-TOPO = topology.parse({"planes": 2, "t0_per_plane": 3, "t1_per_plane": 2, "hosts_per_t0": 2})
+SHAPE = {"planes": 2, "t0_per_plane": 3, "t1_per_plane": 2, "hosts_per_t0": 2}
+TOPO = topology.parse(SHAPE)
 
 
 def test_t0_tables_are_o_ports():
@@ -89,3 +92,15 @@ def test_neighbour_macs_are_the_peer_ports_own_macs():
                 assert (up.dst_mac, down.dst_mac) == (down.src_mac, up.src_mac)
             for k in range(TOPO.hosts_per_t0):
                 assert t0[k].dst_mac == A.nic_mac(plane, r * TOPO.hosts_per_t0 + k)
+
+
+def test_marking_profiles_are_planned_per_class():
+    """A topology's ecn_profiles become ecn_profile entries on every switch:
+    a step keeps its threshold, a ramp's pmax is counted in 1/65536 (1% is 655.36 -> 655)."""
+    topo = topology.parse({**SHAPE, "congestion": {"ecn_profiles": {
+        "normal": {"kmin": 1, "kmax": 47, "pmax": 0.01}, "trimmable": {"threshold": 5}}}})
+    for st in (S.t0_state(topo, 0, 0), S.t1_state(topo, 1, 1)):
+        assert sorted(st.ecn_profiles, key=lambda e: e.cls) == [EcnRamp(CLASS_NORMAL, 1, 47, 655),
+                                                                EcnStep(CLASS_TRIMMABLE, 5)]
+        assert all(e in st.entries() for e in st.ecn_profiles)
+    assert S.t0_state(TOPO, 0, 0).ecn_profiles == []  # none given: every class on congestion.ecn_threshold

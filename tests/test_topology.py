@@ -54,6 +54,24 @@ def test_trim_bytes_below_header_stack():
     assert e.path == "congestion.trim_bytes"
 
 
+@pytest.mark.parametrize("profile, path, reason", [
+    ({"kmin": 5, "kmax": 5, "pmax": 0.1}, "congestion.ecn_profiles.normal.kmax", "5 is not above kmin 5"),
+    ({"kmin": 1, "kmax": 5, "pmax": 0}, "congestion.ecn_profiles.normal.pmax", "0 must be above 0"),
+    ({"kmin": 1, "kmax": 5, "pmax": 1.5}, "congestion.ecn_profiles.normal.pmax", None),
+    ({"kmin": 1, "kmax": 5}, "congestion.ecn_profiles.normal.pmax", "missing key"),
+    ({"threshold": 3, "kmin": 1}, "congestion.ecn_profiles.normal.kmin", "unknown key"),
+    (3, "congestion.ecn_profiles.normal", "expected {threshold} (a step) or {kmin, kmax, pmax} (WRED), got 3"),
+])
+def test_marking_profile_errors_name_the_field(profile, path, reason):
+    e = err({**BASE, "congestion": {"ecn_profiles": {"normal": profile}}})
+    assert e.path == path and (reason is None or e.reason.startswith(reason))
+
+
+def test_marking_profile_of_an_unknown_class():
+    e = err({**BASE, "congestion": {"ecn_profiles": {"bulk": {"threshold": 3}}}})
+    assert e.path == "congestion.ecn_profiles.bulk[key]" and "'normal', 'trimmable' or 'priority'" in e.reason
+
+
 def test_duplicate_dscp_value():
     e = err({**BASE, "dscp": {"trimmed": 8}})
     assert e.path in ("dscp.trimmed", "dscp.data_trimmable") and "already used" in e.reason

@@ -42,15 +42,24 @@ def base_rtt(c: LinkConfig, mtu: int) -> float:
 
 
 class SwitchNode(Receiver):
-    __slots__ = ("dev", "model", "egress", "by_port", "unrouted")
+    """A switch of the timed fabric: the switch model's pipeline between its
+    ports. With `cut_through` (the topology's `switching`), a frame whose
+    ingress and egress run at one speed is offered to the egress with the
+    time its first bit arrived, so an idle egress sends it on as it
+    arrives (fabric_sim.net.links, Egress.send)."""
 
-    def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool):
-        self.dev, self.unrouted = dev, 0
+    __slots__ = ("dev", "model", "egress", "by_port", "unrouted", "cut_through")
+
+    def __init__(self, dev: DeviceId, state: switch_plan.SwitchState, mark_last_hop: bool,
+                 cut_through: bool = False, seed: int = 0):
+        """`seed`: the run's; with the switch's name it seeds its WRED marking draws."""
+        self.dev, self.unrouted, self.cut_through = dev, 0, cut_through
         self.egress: dict[int, Egress] = {}
         # The same ports as a list indexed by port number: the hop's lookup
         # is an index, not a hash probe (None: no cable there).
         self.by_port: list[Egress | None] = []
-        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop)
+        self.model = SwitchModel(str(dev), LiveDepth(self.egress), mark_last_hop=mark_last_hop,
+                                 rng=random.Random(f"{seed}/{dev}"))
         self.model.install(state.entries())
 
     def attach_port(self, port: int, eg: Egress) -> None:
@@ -67,8 +76,21 @@ class SwitchNode(Receiver):
             eg = self.by_port[port] if port < len(self.by_port) else None
             if eg is None:
                 self.unrouted += 1  # a port with no cable
+            elif self.cut_through:
+                eg.send(out.wire, out.high_priority, self._head(in_port, frame, eg))
             else:
                 eg.send(out.wire, out.high_priority)
+
+    def _head(self, in_port: int, frame: Frame, eg: Egress) -> float:
+        """When `frame`'s first bit arrived on `in_port`, if that port runs at
+        the speed of `eg` (cut-through is possible); -1 if not. A cable's two
+        directions run at one rate, so the ingress's rate is that of this
+        switch's own egress on the same port."""
+        bp = self.by_port
+        ing = bp[in_port] if in_port < len(bp) else None
+        if ing is None or ing.gbps != eg.gbps:
+            return -1.0
+        return eg.sim.now - frame.size * ing.us_per_byte
 
 
 class NicNode(Receiver):
@@ -193,7 +215,7 @@ class Fabric:
         self.topo, self.cfg, self.sim = topo, links, sim
         self.egress_cls = egress
         self.progress = progress or (lambda line: None)
-        self.rng = random.Random(seed)
+        self.seed, self.rng = seed, random.Random(seed)
         self.mark_last_hop = mark_last_hop
         self.ecn_echo = ecn_echo
         self.switches: dict[DeviceId, SwitchNode] = {}
@@ -225,7 +247,8 @@ class Fabric:
                         self.cfg.nic_gbps if nic else self.cfg.fabric_gbps, "nic" if nic else "fabric")
 
     def _switch(self, dev: DeviceId, state: switch_plan.SwitchState) -> None:
-        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop)
+        self.switches[dev] = SwitchNode(dev, state, self.mark_last_hop, self.topo.switching == "cut_through",
+                                        self.seed)
 
     def _cable(self, a: DeviceId, na: SwitchNode | NicNode, pa: int, b: DeviceId, nb: SwitchNode | NicNode, pb: int,
                plane: int, gbps: float, kind: str) -> None:

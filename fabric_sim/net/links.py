@@ -14,6 +14,17 @@ the high-priority bytes it carries; the bytes are all accounted for.
 
 Marking and trimming are the switch's (switch_model), which reads the data
 queue's depth through `LiveDepth`; a link only queues, carries and drops.
+
+Cut-through (DESIGN.md section 7): a switch that forwards cut-through
+gives `send` the time the frame's first bit reached it (`head`) when its
+ingress port runs at this egress's speed. If the egress was idle from then
+on (nothing queued, nothing on the wire), the frame leaves as it arrives:
+its last bit goes out as its last bit came in, so the hop adds no
+serialization time. Otherwise it is stored and forwarded. The decision is
+made when the last bit has arrived (the model's one event per hop): a frame
+that began arriving earlier but ends later than another finds the wire
+taken and waits, where a real switch would have started it first; the
+wire is never used twice at once.
 """
 
 from __future__ import annotations
@@ -179,15 +190,20 @@ class Egress(PortDepth):
         or dropped by the sender on its way onto this link (a fault)."""
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: Frame, high: bool) -> None:
+    def send(self, frame: Frame, high: bool, head: float = -1.0) -> None:
         """Queue `frame` (its size counts its `pad` zeros, on the wire but not
-        carried: mrc_wire.packet); schedule its arrival, or drop it."""
+        carried: mrc_wire.packet); schedule its arrival, or drop it.
+        `head` >= 0: the frame may be cut through (when its first bit
+        arrived at a switch whose ingress runs at this speed)."""
         if not self.up:
             self.count_drop("link_down")
             return
         now = self.sim.now
         size = frame.size
         ser = size * self.us_per_byte
+        # Cut through: idle since the first bit came in, so the bits leave as they arrive (free_at covers
+        # both queues: the high queue's frames push it too).
+        cut = 0.0 <= head and self.free_at <= head
         free = self.free_at if self.free_at > now else now
         if high:
             d = self.hi_departures
@@ -195,16 +211,16 @@ class Egress(PortDepth):
             if len(d) - h >= self.high_cap:
                 self.count_drop("queue_full")
                 return
-            depart = (self.hi_free_at if self.hi_free_at > now else now) + ser
+            depart = now if cut else (self.hi_free_at if self.hi_free_at > now else now) + ser
             self.hi_free_at = depart
-            self.free_at = free + ser
+            self.free_at = now if cut else free + ser
             d.append(depart)
         else:
             queued = self.depth()
             if queued >= self.data_cap:
                 self.count_drop("queue_full")
                 return
-            depart = self.free_at = free + ser
+            depart = self.free_at = now if cut else free + ser
             if queued == 0:
                 self.head_at = depart
             self.departures.append(depart)

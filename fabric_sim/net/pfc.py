@@ -110,6 +110,7 @@ class PfcEgress(Egress):
         self.data: deque[tuple[Frame, Ingress | None]] = deque()  # (frame, the ingress it holds room in)
         self.high: deque[Frame] = deque()
         self.busy = False  # a frame on the wire
+        self.idle_at = 0.0  # when the wire last went idle (cut-through: idle since a frame's first bit came in)
         self.tx_pkts = self.tx_bytes = 0
         # The depth a switch reads, capped below its drop threshold (PfcNet
         # sets it): a lossless queue is never dropped at egress.
@@ -140,7 +141,9 @@ class PfcEgress(Egress):
     def count_drop(self, reason: str) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1
 
-    def send(self, frame: Frame, high: bool) -> None:
+    def send(self, frame: Frame, high: bool, head: float = -1.0) -> None:
+        """As Egress.send: cut through when idle (and, for data, not paused)
+        since `head`, the frame's first bit's arrival."""
         if not self.up:
             self.count_drop("link_down")
             return
@@ -162,7 +165,12 @@ class PfcEgress(Egress):
             if len(self.data) > self.peak:
                 self.peak = len(self.data)
         if not self.busy:
-            self._start()
+            if 0.0 <= head and self.idle_at <= head and (
+                    len(self.high) == 1 if high else not self.high and len(self.data) == 1 and not self.paused):
+                self.busy = True  # its bits leave as they arrive: the last one now
+                self._sent(high, self.epoch)
+            else:
+                self._start()
 
     def _start(self) -> None:
         """Put the next frame on the wire: high priority first, data unless paused."""
@@ -182,6 +190,7 @@ class PfcEgress(Egress):
         if epoch != self.epoch:  # the link went down meanwhile: set_up emptied the queues and freed the wire
             return
         self.busy = False
+        self.idle_at = self.sim.now
         if high:
             frame = self.high.popleft()
         else:
@@ -247,6 +256,7 @@ class PfcEgress(Egress):
             self.data.clear()
             self.high.clear()
             self.busy = False
+            self.idle_at = self.sim.now
         self.up = up
 
 

@@ -71,7 +71,7 @@ def describe(sc: Scenario, t: Transport, *, nic_health: bool = True) -> RunPlan:
     msgs = walker.msgs if walker else workload.build(sc.workload, topo.nics, sc.seed, topo.hosts_per_t0)
     qpp = t.qps_per_pair or sc.workload.qps_per_pair
     pins = {(f.src, f.dst): f.pin for f in sc.workload.flows if f.pin is not None}
-    links = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, nic_health)
+    links = qps.plan(tr, topo, workload.pairs_of(msgs), qpp, sc.seed, pins, nic_health, sc.ecmp_seed)
     return RunPlan(sc, t, tr, topo, msgs, qpp, links, sorted(qps.nics_of(links)), walker=walker)
 
 
@@ -123,7 +123,7 @@ def driver(plan: RunPlan, now: Callable[[], float]) -> Driver:
 
 def reconverger(plan: RunPlan, fab: qps.Routes, clock: qps.Clock, scale: float = 1.0) -> qps.Reconverger | None:
     """The transport's routing after a fault, if it has one (one path per QP)."""
-    return qps.Reconverger(fab, plan, clock, plan.links, plan.t.reconvergence_us * scale) \
+    return qps.Reconverger(fab, plan, clock, plan.links, plan.t.reconvergence_us * scale, plan.sc.ecmp_seed) \
         if plan.tr.reroutes else None
 
 

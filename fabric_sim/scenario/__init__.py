@@ -40,6 +40,7 @@ from fabric_sim.scenario.kinds import Kind, facts
 from fabric_sim.scenario.pfc_config import PfcConfig
 from fabric_sim.scenario.pfc_config import resolve as resolve_pfc
 from fabric_sim.scenario.sweep import override
+from mrc_host.ev import DOWN_AFTER, MAX_DOUBLINGS
 from mrc_wire.constants import ACK_BYTES
 
 __all__ = ["ScenarioError", "Event", "Scenario", "Transport", "Workload", "Flow", "Pin", "Links", "EndpointCfg",
@@ -97,6 +98,33 @@ class EndpointCfg(Model):
                                               "packet; docs/simulator.md)")] = ACK_BYTES
 
 
+class EvDamping(Model):
+    """mrc: how an EV profile keeps a flapping EV out and lets a link that
+    came back in at once (mrc_host/ev.py, Damping: the defaults and why)."""
+
+    max_doublings: Annotated[int, Int(0, 16, "a strike doubles the good probes a restoration needs, at most this "
+                                             "many times (0: no damping)")] = MAX_DOUBLINGS
+    down_after: Annotated[int, Int(0, 1000, "probes lost in a row, none answered since the EV was retired, "
+                                            "after which the first answered restores it (0: no fast path)")] = \
+        DOWN_AFTER
+
+
+class RcTimer(Model):
+    """RoCE's retransmission timer as the verbs QP attributes set it
+    (IBTA; ibv_modify_qp's `timeout` and `retry_cnt`): one local ACK
+    timeout of 4.096 µs x 2^timeout, the same for every retry, and
+    `retry_cnt` timeouts in a row before the QP errs. The defaults are
+    NCCL's (src/transport/net_ib.cc: NCCL_IB_TIMEOUT 20, NCCL_IB_RETRY_CNT
+    7), which sets them on ConnectX and Thor (bnxt_re) alike: 4.29 s."""
+
+    timeout: Annotated[int, Int(1, 31, "local ACK timeout exponent: 4.096 µs x 2^timeout")] = 20
+    retry_cnt: Annotated[int, Int(0, 7, "timeouts in a row before the QP enters its error state")] = 7
+
+    @property
+    def rto_us(self) -> float:
+        return 4.096 * float(1 << self.timeout)
+
+
 class Transport(Model):
     name: Name = Field("", description="default: the kind; printable characters")
     kind: Kind
@@ -107,6 +135,7 @@ class Transport(Model):
     reconvergence_us: Annotated[float, Num(0, 1e9, "single_path, roce: routing moves flows off dead paths this long "
                                   "after a fault")] = 500.0
     qps_per_pair: Annotated[int, Int(1, 256, "overrides the workload's")] | None = None
+    damping: EvDamping = Field(EvDamping(), description="mrc: EV restoration's damping and fast path")
     ecn_move: Literal["skip", "swap"] = Field("swap", description="mrc: an ECN-marked EV is swapped with an idle "
                                                                   "spare, or skipped for a rotation")
     topology: TopologyField | None = Field(None, description="this transport's own fabric (same NICs), "
@@ -119,6 +148,8 @@ class Transport(Model):
         "other kinds: off (docs/simulator.md, PFC)",
     )
 
+    rc: RcTimer = Field(RcTimer(), description="roce: the QPs' retransmission timer (IBTA, as NCCL sets it); "
+                                               "endpoint.rto_us, if given, overrides its timeout")
     dcqcn: StrictBool = Field(True, description="roce: DCQCN rate control (its receivers send CNPs on CE); false: "
                                                 "PFC alone, no CNP, every QP at line rate")
     cc: cc_profile.CcProfile = Field(cc_profile.CcProfile(), validate_default=True,
@@ -143,6 +174,13 @@ class Transport(Model):
         if ablate and not facts(info.data.get("kind")).sprays:
             raise ValueError(f"ablations are of the MRC endpoint, not of kind {info.data.get('kind')}")
         return ablate
+
+    @field_validator("rc")
+    @classmethod
+    def _rc_of_roce(cls, rc: RcTimer, info: ValidationInfo) -> RcTimer:
+        if not facts(info.data.get("kind")).go_back_n:
+            raise ValueError(f"the RC timer is RoCE's, not of kind {info.data.get('kind')}")
+        return rc
 
     @field_validator("dcqcn")
     @classmethod
@@ -274,7 +312,8 @@ class Scenario(Model):
     workload: Workload
     transports: Annotated[tuple[Transport, ...], AfterValidator(_non_empty)] = Field(
         (Transport(kind="mrc"),), json_schema_extra={"minItems": 1})
-    duration_us: Annotated[float, Num(0.001, 1e9)] = 10_000.0
+    duration_us: Annotated[float, Num(0.001, 1e10, "µs of simulated time at most (a run ends when its workload "
+                                                   "does)")] = 10_000.0
     events: Annotated[tuple[Event, ...], BeforeValidator(scenario_events.parse_all,
                                                          json_schema_input_type=list[scenario_events.EventSpec])] = ()
     name: Name = Field("scenario", pattern=SAFE_NAME.pattern, description="the results folder's name "
@@ -288,6 +327,8 @@ class Scenario(Model):
             raise ConfigError("", f"{name!r} is the run cache's folder (results/{CACHE_FOLDER}): choose another name")
         return name
     seed: Annotated[int, Int(0, 2**32)] = 1
+    ecmp_seed: Annotated[int, Int(0, 2**32, "the switches' ECMP hash seed: where single_path and roce put each "
+                                            "QP's one path (0: the hash of the pair and QP alone)")] = 0
     bins: Annotated[int, Int(2, 10_000)] = 100
     scale: Any = Field(None, description="free text: how this scenario is scaled from what it stands for")
     sweep: dict[str, Any] | None = Field(None, description="dotted.path: [values]; every combination "

@@ -17,14 +17,15 @@ class KindFacts:
     sprays: bool  # a QP's packets over many EVs (evs_per_qp, pins, EV state, ablations); else one hashed path
     windowed: bool  # a congestion window (`transports[].cc`: NSCC or AIMD); else DCQCN's rate
     lossless: bool  # PFC on by default (its lossless class); refused on the others
+    go_back_n: bool  # RC's go-back-N on verbs' local ACK timer (`transports[].rc`); refused on the others
 
 
 FACTS: dict[str, KindFacts] = {
-    "mrc": KindFacts(sprays=True, windowed=True, lossless=False),
-    "single_path": KindFacts(sprays=False, windowed=True, lossless=False),
-    "roce": KindFacts(sprays=False, windowed=False, lossless=True),
+    "mrc": KindFacts(sprays=True, windowed=True, lossless=False, go_back_n=False),
+    "single_path": KindFacts(sprays=False, windowed=True, lossless=False, go_back_n=False),
+    "roce": KindFacts(sprays=False, windowed=False, lossless=True, go_back_n=True),
 }
-UNKNOWN = KindFacts(sprays=False, windowed=True, lossless=False)  # a kind the model refuses on its own
+UNKNOWN = KindFacts(sprays=False, windowed=True, lossless=False, go_back_n=False)  # a kind the model refuses on its own
 
 
 def facts(kind: str | None) -> KindFacts:

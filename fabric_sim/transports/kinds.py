@@ -41,7 +41,7 @@ class Mrc:
         return cfg.rto_us or 10 * base_rtt
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
         return qps.sprayed(self.cfg, topo, rng, pin, start)
 
     def endpoint(self, site: Site) -> Host:
@@ -67,16 +67,12 @@ class SinglePath:
         return cfg.rto_us or 10 * base_rtt
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
-        return qps.hashed(topo, a, b, k)
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
+        return qps.hashed(topo, a, b, k, ecmp_seed)
 
     def endpoint(self, site: Site) -> Host:
         return _mrc_endpoint(site, frozenset())
 
-
-# RoCE's local ACK timeout is milliseconds on real NICs (4.096 µs x 2^t);
-# 100 base RTTs keeps runs short and only flatters RoCE's tail losses.
-ROCE_RTO_RTTS = 100
 
 
 @dataclass(frozen=True)
@@ -96,15 +92,16 @@ class Roce:
     nic_echoes_ce = True
 
     def rto(self, cfg: EndpointCfg, base_rtt: float) -> float:
-        return cfg.rto_us or ROCE_RTO_RTTS * base_rtt
+        """The QPs' local ACK timeout (the transport's `rc`), not tied to the RTT: real time."""
+        return cfg.rto_us or self.cfg.rc.rto_us
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
-        return qps.hashed(topo, a, b, k)
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
+        return qps.hashed(topo, a, b, k, ecmp_seed)
 
     def endpoint(self, site: Site) -> Host:
         return RoceEndpoint(site.clock, site.addr, site.nic, line_gbps=site.line_gbps, mtu=site.cfg.mtu,
-                            rto=site.timers.rto, retry_limit=site.cfg.retry_limit, dscp=site.dscp, app=site.app,
+                            rto=site.timers.rto, retry_limit=self.cfg.rc.retry_cnt, dscp=site.dscp, app=site.app,
                             dcqcn=self.cfg.dcqcn)
 
 

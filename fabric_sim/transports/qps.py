@@ -28,7 +28,7 @@ from fabric_sim.net.fabric import Fabric
 from fabric_sim.scenario import Pin, Transport, cc_profile
 from fabric_sim.transports import transport
 from mrc_host.cc import CongestionControl
-from mrc_host.ev import EvProfile, make_ev
+from mrc_host.ev import Damping, EvProfile, make_ev
 from mrc_wire.constants import EV_HEALTH_SLOTS, ev_plane, ev_spine
 
 
@@ -57,9 +57,15 @@ def _hash(*parts: int) -> int:
     return h
 
 
-def hashed(topo: Topology, a: int, b: int, k: int) -> EvProfile:
+def ecmp(seed: int, *parts: int) -> int:
+    """The switches' ECMP hash with hash seed `seed` (seed 0: the parts alone,
+    the hash every run used before the seed existed)."""
+    return _hash(seed, *parts) if seed else _hash(*parts)
+
+
+def hashed(topo: Topology, a: int, b: int, k: int, ecmp_seed: int = 0) -> EvProfile:
     """One EV, chosen by hash as ECMP would; no EV state (single path, RoCE)."""
-    h = _hash(a, b, k)
+    h = ecmp(ecmp_seed, a, b, k)
     ev = make_ev(h % topo.planes, (h >> 3) % topo.t1_per_plane)
     return EvProfile([ev], {}, enabled=False)
 
@@ -82,18 +88,20 @@ def sprayed(t: Transport, topo: Topology, rng: random.Random, pin: Pin | None = 
             prof = EvProfile(prof.home[i:] + prof.home[:i], prof.backups)
     prof.enabled, prof.min_active = t.ev_state, t.ev_min_active
     prof.ecn_swap = t.ecn_move == "swap"
+    prof.damping = Damping(t.damping.max_doublings, t.damping.down_after)
     # The NIC's data plane keeps the slots' health (EV state on, a rotation it covers).
     prof.health = t.ev_state and len(prof.home) <= EV_HEALTH_SLOTS
     return prof
 
 
 def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], qps_per_pair: int, seed: int,
-         pins: dict[tuple[int, int], Pin] | None = None, nic_health: bool = True,
+         pins: dict[tuple[int, int], Pin] | None = None, nic_health: bool = True, ecmp_seed: int = 0,
          ) -> dict[tuple[int, int], list[QpLink]]:
     """Every pair's QPs (their ends create them on their NICs when they
     connect). A pinned pair's sending QPs use the pin (MRC); its receiving
     side is as usual. `nic_health` False: the NICs' data planes keep no
-    path health (a back end that cannot carry it)."""
+    path health (a back end that cannot carry it). `ecmp_seed`: the
+    switches' hash seed (a hashed path's)."""
     rng = random.Random(seed)
     out: dict[tuple[int, int], list[QpLink]] = {}
     qpn = 1
@@ -101,9 +109,10 @@ def plan(tr: transport.Transport, topo: Topology, pairs: list[tuple[int, int]], 
     for a, b in pairs:
         links = []
         for k in range(qps_per_pair):
-            pa = tr.profile(topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0))
+            pa = tr.profile(topo, a, b, k, rng, (pins or {}).get((a, b)), start=a + sending.get(a, 0),
+                            ecmp_seed=ecmp_seed)
             sending[a] = sending.get(a, 0) + 1
-            pb = tr.profile(topo, b, a, k, rng)
+            pb = tr.profile(topo, b, a, k, rng, ecmp_seed=ecmp_seed)
             if not nic_health:
                 pa.health = pb.health = False
             links.append(QpLink(a, b, qpn, qpn + 1, pa, pb, k))
@@ -159,8 +168,9 @@ class Reconverger:
     rehashed."""
 
     def __init__(self, fab: Routes, by: Rerouter, clock: Clock, links: dict[tuple[int, int], list[QpLink]],
-                 delay: float):
+                 delay: float, ecmp_seed: int = 0):
         self.fab, self.by, self.clock, self.links, self.delay = fab, by, clock, links, delay
+        self.ecmp_seed = ecmp_seed
         self.rehashed = 0
 
     def fault(self) -> None:
@@ -180,6 +190,6 @@ class Reconverger:
         alive = [(p, s) for p in range(topo.planes) for s in range(topo.t1_per_plane) if fab.path_alive(src, dst, p, s)]
         if not alive:
             return
-        p, s = alive[_hash(src, dst, k) % len(alive)]
+        p, s = alive[ecmp(self.ecmp_seed, src, dst, k) % len(alive)]
         self.by.reroute(src, qpn, make_ev(p, s))  # its slot and its ACKs' path
         self.rehashed += 1

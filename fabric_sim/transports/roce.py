@@ -9,9 +9,15 @@ workload's striping of each message over several QPs.
   queue a QP's whole message on its port). At most MAX_OUTSTANDING
   unacknowledged packets per QP. A NAK (expected PSN) or a timeout
   rewinds to the oldest unacknowledged PSN and resends everything from
-  there (go-back-N); `retry_limit` timeouts in a row put the QP in error.
+  there (go-back-N). The timeout is the QP's local ACK timeout as verbs
+  set it (IBTA: 4.096 µs x 2^timeout, the same for every retry; the
+  scenario's `rc`, NCCL's 4.29 s by default), in real time whatever the
+  figure's scale; `retry_limit` (retry_cnt) timeouts in a row put the QP
+  in error.
 - Receiver: only the expected PSN is accepted (in-order placement); a later
-  one is discarded and, once per gap, NAKed; a duplicate is re-ACKed if it
+  one is discarded and, once per gap, NAKed (IBTA's responder: no second
+  NAK until the expected PSN arrives, so a lost NAK or a lost first resend
+  is recovered by the sender's timeout); a duplicate is re-ACKed if it
   asks. ACKs are cumulative, requested every ACK_EVERY packets and on each
   message's last. A CE-marked arrival sends a CNP (an ACK with IBTA's BECN
   bit) at most once per DCQCN CNP interval; with DCQCN off (`dcqcn:
@@ -253,7 +259,7 @@ class RoceEndpoint(W.PacketHost):
         self._timer = False
         now = self.sim.now
         for qp in self.qps.values():
-            if qp.error is None and qp.nxt and now - qp.progress_at >= self.rto * 2 ** min(qp.timeouts, 6):
+            if qp.error is None and qp.nxt and now - qp.progress_at >= self.rto:
                 qp.timeouts += 1
                 self.stats.timeouts += 1
                 if qp.timeouts > self.retry_limit:

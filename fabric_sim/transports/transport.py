@@ -82,8 +82,9 @@ class Transport(Protocol):
         ...
 
     def profile(self, topo: Topology, a: int, b: int, k: int, rng: random.Random, pin: Pin | None = None,
-                start: int = 0) -> EvProfile:
-        """The EVs of the k-th QP from NIC a to NIC b (fabric_sim.transports.qps.plan)."""
+                start: int = 0, ecmp_seed: int = 0) -> EvProfile:
+        """The EVs of the k-th QP from NIC a to NIC b (fabric_sim.transports.qps.plan);
+        a hashed path's with the switches' hash seed `ecmp_seed`."""
         ...
 
     def endpoint(self, site: Site) -> Host:

@@ -21,6 +21,12 @@ typedef bit<19>  qdepth_t;       // eg_intr_md.enq_qdepth width (cells)
 #define DIRECT_COUNTER_PACKETS   DirectCounter<bit<64>>(CounterType_t.PACKETS)
 #define DIRECT_COUNTERS   counters
 #define NUM_PORTS  512
+// WRED marking (the switch's ecn_profile, DESIGN.md section 4): Tofino has
+// no multiplier in its ALUs; its Wred extern, one configuration per class
+// (min and max thresholds, maximum probability, set by the control plane),
+// decides on the queue depth. 1: mark.
+#define ECN_RAMP_EXTERN   Wred<qdepth_t, bit<2>>(4, 1, 0) ecn_wred;
+#define ECN_RAMP_MARK(mark, depth, cls, over_kmin, span, pmax)  mark = (bit<1>)ecn_wred.execute(depth, cls);
 
 #elif defined(TARGET_PNA)
 #include <pna.p4>
@@ -111,6 +117,15 @@ typedef bit<19> qdepth_t;        // v1model enq_qdepth width
 #define DIRECT_COUNTERS   counters
 #define IS_I2E_CLONE      (sm.instance_type == 1)
 #define NUM_PORTS  512
+// WRED marking (the switch's ecn_profile, DESIGN.md section 4): a 16-bit
+// draw r per packet in the ramp, marked when r * (kmax - kmin) < pmax *
+// (depth - kmin): probability pmax/65536 * (depth - kmin)/(kmax - kmin).
+#define ECN_RAMP_EXTERN
+#define ECN_RAMP_MARK(mark, depth, cls, over_kmin, span, pmax)  { \
+        bit<32> r_; \
+        random(r_, 32w0, 32w0xFFFF); \
+        if (r_ * (span) < (pmax) * (over_kmin)) { mark = 1; } \
+    }
 #endif
 
 #endif

@@ -10,7 +10,10 @@
 // stay usable; with none usable the turn's slot is taken as configured.
 // What a packet for our sender says of its paths is this stage's too
 // (`Evidence`): a SACK's congestion mark or a TRIMMED NACK skips its EV
-// once, the peer's port status (ERTH) says which of its planes are down.
+// once, the peer's port status (ERTH) says which of its planes are down;
+// a plane it says is back restores that plane's slots assumed bad at once
+// (evidence its paths work again: the host's word cleared for them, before
+// the host writes it), on the plane-bit words of the QP's last pick.
 // Every change this stage makes is an EV event to the control plane
 // (meta.ev_event, sent as a digest by main.p4).
 #ifndef MRC_NIC_EV_HEALTH_P4
@@ -19,9 +22,29 @@
 control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
     REGISTER(bit<16>, QP_TABLE_SIZE) qp_rotation;   // each QP's turn: its next slot
     REGISTER(bit<64>, QP_TABLE_SIZE) ev_skip;
-    REGISTER(bit<64>, QP_TABLE_SIZE) ev_bad;        // written by the host only
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_bad;        // the host's word; a plane back clears its slots
     REGISTER(bit<8>, QP_TABLE_SIZE) ev_peer_down;
     REGISTER(bit<8>, NIC_WIDE) port_down;          // written by the host only
+    // The QP's plane-bit words as its last pick saw them (qp_ev's): which
+    // slots a plane the peer's port status names holds, on receive.
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_plane0;
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_plane1;
+    REGISTER(bit<64>, QP_TABLE_SIZE) ev_plane2;
+
+    // The slots whose plane is in `planes`: bit k of slot s's plane is bit
+    // s of plane word k; plane p's term is kept by a mask of all ones when
+    // bit p of `planes` is set (0 - bit: no conditional in the action).
+    bit<64> on = 0;
+    action slots_on(bit<8> planes, bit<64> b0, bit<64> b1, bit<64> b2) {
+        on = ((64w0 - (bit<64>)planes[0:0]) & ~b0 & ~b1 & ~b2)
+           | ((64w0 - (bit<64>)planes[1:1]) & b0 & ~b1 & ~b2)
+           | ((64w0 - (bit<64>)planes[2:2]) & ~b0 & b1 & ~b2)
+           | ((64w0 - (bit<64>)planes[3:3]) & b0 & b1 & ~b2)
+           | ((64w0 - (bit<64>)planes[4:4]) & ~b0 & ~b1 & b2)
+           | ((64w0 - (bit<64>)planes[5:5]) & b0 & ~b1 & b2)
+           | ((64w0 - (bit<64>)planes[6:6]) & ~b0 & b1 & b2)
+           | ((64w0 - (bit<64>)planes[7:7]) & b0 & b1 & b2);
+    }
 
     // The slots of a QP that hold an EV: kept by the control plane beside slot_ev.
     bit<64> ev_slot_bits = 0;
@@ -88,20 +111,11 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             bit<8> mine;
             REG_READ(port_down, mine, 0);
             bit<8> down = peer | mine;
+            REG_WRITE(ev_plane0, q, meta.h.plane0);
+            REG_WRITE(ev_plane1, q, meta.h.plane1);
+            REG_WRITE(ev_plane2, q, meta.h.plane2);
             if (down != 0) {
-                // The slots whose plane is down: bit k of slot s's plane is bit s of plane word k.
-                bit<64> on = 0;
-                bit<64> b0 = meta.h.plane0;
-                bit<64> b1 = meta.h.plane1;
-                bit<64> b2 = meta.h.plane2;
-                if (down[0:0] == 1) { on = on | (~b0 & ~b1 & ~b2); }
-                if (down[1:1] == 1) { on = on | (b0 & ~b1 & ~b2); }
-                if (down[2:2] == 1) { on = on | (~b0 & b1 & ~b2); }
-                if (down[3:3] == 1) { on = on | (b0 & b1 & ~b2); }
-                if (down[4:4] == 1) { on = on | (~b0 & ~b1 & b2); }
-                if (down[5:5] == 1) { on = on | (b0 & ~b1 & b2); }
-                if (down[6:6] == 1) { on = on | (~b0 & b1 & b2); }
-                if (down[7:7] == 1) { on = on | (b0 & b1 & b2); }
+                slots_on(down, meta.h.plane0, meta.h.plane1, meta.h.plane2);
                 hard = hard | on;
             }
             hard = hard & valid;
@@ -154,9 +168,22 @@ control EvHealth(CONTROL_PARAMS(nic_headers_t, nic_metadata_t)) {
             REG_READ(ev_peer_down, old, q);
             if (old != meta.h.down) {
                 REG_WRITE(ev_peer_down, q, meta.h.down);
+                bit<8> up = old & ~meta.h.down;
+                if (up != 0) {
+                    bit<64> b0;
+                    bit<64> b1;
+                    bit<64> b2;
+                    REG_READ(ev_plane0, b0, q);
+                    REG_READ(ev_plane1, b1, q);
+                    REG_READ(ev_plane2, b2, q);
+                    slots_on(up, b0, b1, b2);
+                    bit<64> bad;
+                    REG_READ(ev_bad, bad, q);
+                    REG_WRITE(ev_bad, q, bad & ~on);
+                }
                 report(EVR_PORT_STATUS, 0, 0, 0, 0);
                 meta.ev_event.planes_down = meta.h.down & ~old;
-                meta.ev_event.planes_up = old & ~meta.h.down;
+                meta.ev_event.planes_up = up;
             }
         }
     }

@@ -11,6 +11,7 @@
 #endif
 #define NEIGHBOUR_TABLE_SIZE NUM_PORTS
 #define DSCP_TABLE_SIZE      64     // every DSCP value
+#define ECN_PROFILE_TABLE_SIZE 4    // a marking profile per class (2 bits)
 #define NUM_DROP_REASONS     16
 
 #endif

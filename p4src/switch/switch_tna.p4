@@ -74,6 +74,9 @@ parser MetadataInit(out metadata_t meta) {
         meta.pkt_len = 0;
         meta.qdepth = 0;
         meta.ecn_room = 0;
+        meta.ecn_ramp = 0;
+        meta.ramp_room = 0;
+        meta.ramp_pmax = 0;
         meta.trim_room = 0;
         meta.len_room = 0;
         meta.trim_bytes = 0;

@@ -54,6 +54,9 @@ struct metadata_t {
     bit<16>  pkt_len;        // bytes on the wire (the top file sets it)
     qdepth_t qdepth;         // data-queue depth of out_port
     threshold_t ecn_room;    // ECN threshold - qdepth: <= 0 means mark
+    bit<1>   ecn_ramp;       // the class's profile is a WRED ramp (ecn_profile's ecn_ramp)
+    threshold_t ramp_room;   // kmin - qdepth: < 0 means past kmin, in the ramp (or past kmax)
+    bit<32>  ramp_pmax;      // the probability at kmax, in 1/65536
     threshold_t trim_room;   // trim threshold - qdepth: <= 0 means trim
     bit<17>  len_room;       // trim_bytes - pkt_len: bit 16 set if longer
     bit<16>  trim_bytes;

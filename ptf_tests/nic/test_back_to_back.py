@@ -33,7 +33,9 @@ from testbed.targets import NicBmv2Target
 from tests.support.app import Recorder
 
 A_NIC, B_NIC, A_QPN, B_QPN = 0, 3, 1, 2
-CFG = HostConfig(rto=100_000)
+# Timers for BMv2's millisecond round trips (as testbed/agent.py's wall clock): a retired EV is probed once
+# a probe interval, answered or not, so 100 µs would send the black-holed EV 10,000 probes a second.
+CFG = HostConfig(rto=100_000, probe_interval=25_000)
 
 
 def _profiles() -> tuple[EvProfile, EvProfile]:

@@ -140,6 +140,23 @@ def test_the_peers_port_status_passes_over_its_plane_until_it_is_back(nic_target
 
 
 @knob
+def test_a_plane_back_at_the_peer_restores_its_slots_assumed_bad_at_once(nic_target):
+    """The peer's port status saying its plane 1 is back is evidence that
+    plane's paths work: its slots the host marked assumed bad are usable
+    from the next packet, before the host writes its word again
+    (DESIGN.md section 7); a slot of another plane stays bad."""
+    assert _sent(nic_target, 2) == HOME[:2]  # a pick: the data plane knows which slot is on which plane
+    nic_target.set_bad(HEALTH_QPN, 1 << 3 | 1 << 5 | 1 << 4)  # slots 3 and 5 on plane 1, 4 on plane 0
+    _arrive(nic_target, _ports(1 << 1))
+    _arrive(nic_target, _ports(0))
+    assert nic_target.health(HEALTH_QPN) == (0, 1 << 4, 0)
+    assert _sent(nic_target, 7, 2) == [HOME[s] for s in (2, 3, 5, 6, 7, 0, 1)]  # 3 and 5 back, 4 passed over
+    assert nic_target.ev_changes(expect=2) == [
+        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 1 << 1, 0),
+        EvChange(INDEX, EVR_PORT_STATUS, 0, 0, 0, 0, 0, 1 << 1)]
+
+
+@knob
 def test_the_hosts_bad_slots_and_own_ports_are_passed_over_without_an_event(nic_target):
     nic_target.set_bad(HEALTH_QPN, 1 << 2 | 1 << 6)
     nic_target.set_port_down(1 << 1)  # plane 1: slots 1, 3, 5, 7

@@ -52,7 +52,7 @@ def test_bad_yaml_is_one_line(tmp_path, capsys, no_run):
 def test_every_mistake_is_a_line(tmp_path, capsys, no_run):
     f = scenario_file(tmp_path, seed=-1, bins=1, duration_us=0)
     assert cli.main([str(f)]) == 2
-    assert capsys.readouterr().err.splitlines() == ["error: duration_us: 0 is outside 0.001..1e+09",
+    assert capsys.readouterr().err.splitlines() == ["error: duration_us: 0 is outside 0.001..1e+10",
                                                     "error: seed: -1 is outside 0..4294967296",
                                                     "error: bins: 1 is outside 2..10000"]
 

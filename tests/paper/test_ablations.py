@@ -30,14 +30,13 @@ SMALL: dict[str, dict[str, Any]] = {
 }
 # Claims with an ablation that the model does not reproduce even with the mechanism on: nothing to tell apart yet.
 NOT_HELD_YET = {
-    "fig13.stays_out": "the model restores EV-A after 3 good probes, which a 20% loss allows (gallery: cause)",
-    "fig16.order": "with ECN below PFC's XOFF DCQCN cuts RoCE's 16 QPs below its 1 QP (gallery: cause; "
-                   "tests/paper/test_roce_figs.py holds the order with ECN above XOFF)",
     "fig17.mrc_best": "MRC's window ramps slower than RoCE at line rate (gallery: cause); NSCC is to fix it",
-    "fig19b.track": "a returning link is used again only once good probes restore its EVs (gallery: cause)",
+    "fig19b.track": "returning links are used again within a probe interval, but the phases that gain capacity "
+                    "fall short of their share with ECN swaps there were none of before the cuts (gallery: cause)",
     "fig19b.mapped": "holds in the gallery since the NIC's receiver answers on the data's reverse EV, but no small "
                      "fig19b run exists here to switch its mechanism off",
-    "fig19c.track": "returning links are used again only once good probes restore their EVs (gallery: cause)",
+    "fig19c.track": "returning links are used again within a probe interval, but the phase after falls short "
+                    "of its share with ECN swaps there were none of before the cuts (gallery: cause)",
 }
 ABLATED = sorted(c.id for c in CLAIMS.values() if c.ablation is not None)
 

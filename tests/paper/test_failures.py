@@ -3,16 +3,29 @@ paper's shares (tolerances in mrc_paper/failures.py)."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
+import pytest
+
+from mrc_host.ev import make_ev
 from mrc_paper import failures as F
+from mrc_paper import metrics as M
+from mrc_paper.experiments import Finding, Runs
 from tests.paper.helpers import only, raw, run
 
 
-def test_fig09a_each_nic_link_down_costs_one_planes_share_and_the_peer_learns_within_an_rtt():
+@pytest.fixture(scope="module")
+def fig09a_short() -> tuple[Runs, Finding]:
     # Three of nic-0's links down one at a time, then back: 7 phases of 120 µs.
     events = raw("fig09a")["events"]
     ups = [{"at_us": 480 + 120 * i, "nic_port_up": e["nic_port_down"]} for i, e in enumerate(reversed(events[:3]))]
-    runs, f = run("fig09a", events=events[:3] + ups, workload__flows=[
+    return run("fig09a", events=events[:3] + ups, workload__flows=[
         {"src": "nic-0", "dst": "nic-1", "messages": 76}, {"src": "nic-1", "dst": "nic-0", "messages": 76}])
+
+
+def test_fig09a_each_nic_link_down_costs_one_planes_share_and_the_peer_learns_within_an_rtt(fig09a_short):
+    runs, f = fig09a_short
     ratios = f.numbers["mrc_ratio"]
     assert len(ratios) == 7 and f.numbers["mrc_delivered_once"]
     for got, down in zip(ratios[1:], [1, 2, 3, 2, 1, 0], strict=True):
@@ -21,6 +34,25 @@ def test_fig09a_each_nic_link_down_costs_one_planes_share_and_the_peer_learns_wi
     # The transient after each of the 6 events, measured: the model remaps at once, so each is one 10 µs bin.
     assert f.numbers["mrc_recover_us"] == [10.0] * 6 and min(f.numbers["mrc_dip"]) > 0.9
     assert [f.result(c).ok for c in ("fig09a.steps", "fig09a.dead", "fig09a.peer", "fig09a.brief")] == [True] * 4
+
+
+def test_a_packet_on_a_plane_the_instant_it_comes_back_is_not_sent_onto_a_dead_plane(fig09a_short):
+    """A phase's last bin holds the instant of the event that ends it: a
+    packet sent there on the plane that event brings back is not counted as
+    sent onto a dead plane; one on a plane still down is."""
+    runs, _ = fig09a_short
+    r = runs.get("mrc")
+    assert F._dead_share(r) == 0.0
+    p = next(p for p in M.phases(r) if p.end == 600.0)  # at 600 µs the last link down comes back
+    back = F._down(r.scenario, p.start) - F._down(r.scenario, p.end)
+    [plane], still = back, min(F._down(r.scenario, p.end))
+    flow = next(iter(r.timeline.ev_tx))
+    i = r.timeline.t.index(p.end)
+    for on, dead in ((plane, False), (still, True)):
+        per_ev = copy.deepcopy(r.timeline.ev_tx)
+        per_ev[flow].setdefault(make_ev(on, 0), [0] * len(r.timeline.t))[i] += 1
+        share = F._dead_share(dataclasses.replace(r, timeline=dataclasses.replace(r.timeline, ev_tx=per_ev)))
+        assert (share > 0) == dead, (on, share)
 
 
 def test_fig09b_four_links_flapping_together_halve_the_bandwidth_then_give_it_back():

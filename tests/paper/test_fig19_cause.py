@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from control_plane.pipelines import REPO
 from fabric_sim.scenario import load
 from mrc_host.ev import make_ev
-from mrc_paper.appendix import cause, restore_lags, timeouts_retire_healthy
+from mrc_paper.appendix import cause, ecn_swaps, restore_lags, timeouts_retire_healthy
 
 
 def test_a_stall_with_healthy_evs_retired_by_timeouts_names_both():
@@ -38,10 +38,19 @@ def test_neither_a_stall_nor_a_healthy_retirement_says_the_rate_falls_short_untr
 
 
 def test_paths_restored_late_are_named_with_their_lags():
-    assert cause(0.0, 0, 0, 151, [51.2, 38.0]) == (
+    assert cause(0.0, 0, 0, 151, [51.2, 38.0], rtt=5.0) == (
         "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
-        "again only when good probes restore its EVs (3 in a row): 51, 38 µs after it returns, of each phase's "
+        "again only when good probes restore its EVs: 51, 38 µs after it returns, of each phase's "
         "length, so the phases that gain capacity average below their share")
+    assert cause(0.0, 0, 0, 151, [12.2, 8.0], rtt=5.0) == (
+        "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
+        "again 12, 8 µs after it returns (its first answered probe), and the rate on the links left still falls "
+        "short of their share (not traced further)")
+    assert cause(0.0, 0, 0, 151, [12.2, 8.0], rtt=5.0, swaps=(0, 3086)) == (
+        "no EV on a working path is retired (0 resends by timeout, 151 by SACK); a path that comes back is used "
+        "again 12, 8 µs after it returns (its first answered probe), and the rate on the links left still falls "
+        "short of their share with congestion there was none of before the cuts: 3,086 ECN swaps after the last "
+        "return against 0 before the first cut (each puts a spare, of any spine, in a marked EV's slots)")
 
 
 def test_the_restore_lag_is_from_the_link_coming_back_to_the_first_good_probe_on_its_spine():
@@ -53,3 +62,13 @@ def test_the_restore_lag_is_from_the_link_coming_back_to_the_first_good_probe_on
            (638.2, make_ev(0, 1, 0), "probe_ok", "GOOD"), (745.6, make_ev(0, 0, 3), "probe_ok", "GOOD")]
     r = SimpleNamespace(scenario=sc, timeline=SimpleNamespace(ev_log={"0->4": log}))
     assert [round(x, 1) for x in restore_lags(r)] == [50.9, 38.2, 25.6]
+
+
+def test_ecn_swaps_are_counted_before_the_first_event_and_from_the_last_on():
+    """fig19b's events run from 120 to 720 µs; an ECN entry that set a spare GOOD is a swap."""
+    sc = load(REPO / "scenarios" / "paper" / "fig19b.yaml")
+    log = [(100.0, make_ev(0, 1, 1), "ecn", "GOOD"), (300.0, make_ev(0, 2, 1), "ecn", "GOOD"),
+           (720.0, make_ev(0, 3, 1), "ecn", "GOOD"), (800.0, make_ev(0, 3, 2), "ecn", "GOOD"),
+           (900.0, make_ev(0, 0, 2), "loss", "ASSUMED_BAD")]
+    r = SimpleNamespace(scenario=sc, timeline=SimpleNamespace(ev_log={"0->4": log}))
+    assert ecn_swaps(r) == (1, 2)

@@ -4,7 +4,7 @@ moves a flow off a shared EV (tolerances in mrc_paper/paths.py)."""
 from __future__ import annotations
 
 from mrc_paper import paths as P
-from tests.paper.helpers import run
+from tests.paper.helpers import raw, run
 
 
 def test_fig12_a_lossy_ev_is_retired_within_rtts_its_spare_takes_over_at_line_rate():
@@ -18,9 +18,17 @@ def test_fig12_a_lossy_ev_is_retired_within_rtts_its_spare_takes_over_at_line_ra
     # Ablation: without EV state the lossy EV keeps its share of packets, a fifth of them lost.
     assert f.numbers["oblivious_retx"] > 5 * f.numbers["mrc_retx"]
     assert [f.result(c).ok for c in ("fig12.line", "fig13.retired", "fig13.takeover")] == [True] * 3
-    # Fig. 13's EV-A comes back in the model (restored after 3 good probes): counted as a ✗ with that cause.
+    # Fig. 13's EV-A stays out: damping doubles the good probes its next restoration needs each time it fails
+    # again soon after one.
+    assert f.numbers["retirements"] == 1 and f.result("fig13.stays_out").ok
+
+
+def test_fig13_without_damping_ev_a_keeps_coming_back_and_the_claim_says_so():
+    ts = [dict(t, damping={"max_doublings": 0}) for t in raw("fig12")["transports"] if t["name"] == "mrc"]
+    _, f = run("fig12", transports=ts)
     stays = f.result("fig13.stays_out")
-    assert f.numbers["retirements"] > 1 and not stays.ok and "restores an EV after 3 good probes" in stays.cause
+    assert f.numbers["retirements"] > 1 and len(f.numbers["ev_a_back_us"]) >= f.numbers["retirements"] - 1
+    assert not stays.ok and "damping is off" in stays.cause and "comes back" in stays.cause
 
 
 def test_fig14_with_the_defaults_ecn_moves_one_flow_to_the_other_ev_and_both_run_near_line_rate():
