@@ -63,6 +63,29 @@ def test_nic_model_counts_a_header_cut_short_as_malformed_like_the_p4_parser():
             assert m.process(port, whole[:cut]) == [] and m.drops == {"malformed": 1}, (port, cut, m.drops)
 
 
+def test_the_frames_left_out_for_swx_are_those_the_nic_counts_malformed_for_ending_early():
+    """fuzz.nic_reads_past_end (what SWX's fuzz stream leaves out: its parser
+    reads on past a frame's end) flags only frames the NIC model counts
+    malformed, and every frame the model counts malformed that it does not
+    flag stays malformed with bytes behind it that parse (a bad IP version,
+    not a cut)."""
+    m = NicModel(nic_fabric.NIC.name)
+    m.install(nic_fabric.NIC.entries())
+    flagged = 0
+    for port, raw in fuzz.frames("nic", COUNT, seed=11):
+        before = m.drops["malformed"]
+        m.process(port, raw)
+        malformed = m.drops["malformed"] > before
+        if fuzz.nic_reads_past_end(port, raw):
+            flagged += 1
+            assert malformed, (port, raw.hex())
+        elif malformed:
+            before = m.drops["malformed"]
+            m.process(port, raw + b"\x60" * 256)  # version 6 wherever read, no next header the parser follows
+            assert m.drops["malformed"] > before, (port, raw.hex())
+    assert flagged > COUNT * 0.03
+
+
 def test_the_switch_decision_cache_changes_nothing():
     """Cached and full switch models, depths changing and neighbours deleted mid-stream: equal frames,
     priorities and counters (make bench: 100,000 frames)."""

@@ -149,7 +149,7 @@ def test_pytest_is_a_test_extra_not_a_runtime_dependency():
 # A private name of another library's object, read because its API has no public one.
 FOREIGN_PRIVATE = {
     "RegisterOperationErrorCode._VALUES_TO_NAMES",  # BMv2's generated Thrift bindings
-    "update._update_type",  # finsy's +/~/- of an entry: public only once encoded against a P4Info (SWX has none)
+    "update._update_type",  # finsy's entity: whether +, ~ or - made it an update (testbed/swx_schema.py)
 }
 
 
