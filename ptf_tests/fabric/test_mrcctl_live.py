@@ -51,8 +51,11 @@ def live(request):
         line = proc.stdout.readline()
         watchdog.cancel()
         if not line.startswith("live fabric"):
-            proc.kill()
-            pytest.fail(f"testbed.live did not say it was up within {STARTUP_TIMEOUT:g} s: {line}{proc.stdout.read()}")
+            try:  # it is ending on its own (a refusal, a traceback): all it prints is the message
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            pytest.fail(f"testbed.live did not say it was up (exit {proc.poll()}): {line}{proc.stdout.read()}")
         yield f"127.0.0.1:{port}"
     finally:
         watchdog.cancel()
