@@ -14,8 +14,9 @@ from typing import Protocol
 
 from control_plane import nic_plan as N
 from control_plane import p4_entities as P
-from mrc_wire.constants import HOST_PORT, NACK_BYTES, NIC_DROPS, NIC_EVENTS, RX_WORDS, SACK_FRAME_BYTES, TX_DONE_BYTES
+from mrc_wire.constants import HOST_PORT, NACK_BYTES, NIC_DROPS, NIC_EVENTS, SACK_FRAME_BYTES, TX_DONE_BYTES
 from mrc_wire.entries import EvChange, PlanePort
+from testbed import nic_registers
 from testbed.bmv2_nic import Bmv2Nic
 from testbed.settle import Progress
 from testbed.swx import SwxPipeline
@@ -27,9 +28,7 @@ PLANE_SESSIONS = 8  # whole: the host's data, sent before its second pass
 NACK_SESSIONS = 16  # cut to NACK_BYTES
 SACK_SESSIONS = 24  # cut to SACK_FRAME_BYTES (a SACK, or a probe's answer)
 EV_RING_SIZE = 1024  # size.p4's
-PLANES = 8  # rx_reverse: a QP's reverse EV of each plane
-# Per QP index: the receiver's and path health's registers, cleared between tests.
-QP_REGISTERS = ("qp_rotation", "ev_skip", "ev_bad", "ev_peer_down", "rx_cum", "rx_unacked", "rx_rcvd", "rx_ooo")
+PLANES = nic_registers.PER_QP_CELLS["rx_reverse"]  # a QP's reverse EV of each plane
 
 
 def mirror_sessions(planes: Sequence[PlanePort]) -> list[tuple[int, int, int]]:
@@ -105,11 +104,12 @@ class SwxNicDevice:
         """The planned tables back, the planned QPs' registers cleared, port_down 0."""
         self.pipe.reconcile(self.desired, P.NIC_TABLES)
         for i in {p.qp_index for p in self.state.peers}:
-            for reg in QP_REGISTERS:
+            for reg in nic_registers.PER_QP:
                 self.pipe.register_write(reg, i, 0)
-            self.pipe.write_registers("rx_word", [(i * RX_WORDS + w, 0) for w in range(RX_WORDS)])
-            self.pipe.write_registers("rx_reverse", [(i * PLANES + p, 0) for p in range(PLANES)])
-        self.pipe.register_write("port_down", 0, 0)
+            for reg, cells in nic_registers.PER_QP_CELLS.items():
+                self.pipe.write_registers(reg, [(i * cells + k, 0) for k in range(cells)])
+        for reg in nic_registers.NIC_WIDE:
+            self.pipe.register_write(reg, 0, 0)
         self.events.drain()
 
     def counter(self, name: str, index: int) -> int:

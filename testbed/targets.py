@@ -29,6 +29,7 @@ from control_plane.session import Session
 from mrc_wire.constants import NIC_EVENTS
 from mrc_wire.constants import SWITCH_EVENTS as EVENTS
 from mrc_wire.entries import CongestionConfig, EcnProfile, EvChange
+from testbed import nic_registers
 from testbed.bmv2 import start_with_tables
 from testbed.links import MAX_FRAME
 from testbed.settle import SETTLE_TIMEOUT, Settler, nic_progress, switch_progress
@@ -319,10 +320,6 @@ class NicCounters(NicSlots):
         return self.counter("nic_events", NIC_EVENTS.index(event))
 
 
-# The NIC receiver's registers (p4src/nic/rx_track.p4): a new test starts with none of the last's PSNs;
-# and path health's (p4src/nic/ev_health.p4): none of the last's skips, bad slots or ports down.
-RX_REGISTERS = ("rx_cum", "rx_word", "rx_unacked", "rx_rcvd", "rx_ooo", "rx_reverse")
-HEALTH_REGISTERS = ("ev_skip", "ev_bad", "ev_peer_down", "port_down", "ev_plane0", "ev_plane1", "ev_plane2")
 
 
 class NicBmv2Target(NicCounters, Bmv2Target):
@@ -373,7 +370,7 @@ class NicBmv2Target(NicCounters, Bmv2Target):
         super().reset()
         self.session.reconcile(self.desired, self.tables, self.defaults)
         rt = self.bmv2.runtime()
-        for reg in ("qp_rotation", *RX_REGISTERS, *HEALTH_REGISTERS):
+        for reg in nic_registers.ALL:  # none of the last test's PSNs, skips, bad slots or ports down
             rt.register_reset(reg)
         self._ev_control = None  # the slots as planned again
         if self.listener is None:
